@@ -1,0 +1,74 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createKeyVerifier } from './auth/keyVerifier.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { requestId } from './http/requestId.js';
+import { loadDocument } from './openapi/document.js';
+import { registerApi } from './plugins/api.js';
+import { registerDocs } from './plugins/docs.js';
+import { registerErrorHandler } from './plugins/errorHandler.js';
+import { registerHealth } from './plugins/health.js';
+import { registerRateLimit } from './plugins/rateLimit.js';
+import { BODY_LIMIT, registerJsonBody } from './plugins/jsonBody.js';
+import { registerSecurityHeaders } from './plugins/securityHeaders.js';
+import { registerValidation } from './plugins/validation.js';
+import { createMemoryStore } from './ratelimit/memoryStore.js';
+import { createRedisStore } from './ratelimit/redisStore.js';
+import { apiKeysRepository, type ApiKeysRepository } from './repositories/apiKeys.js';
+import { petsRepository } from './repositories/pets.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    database: Database;
+    apiKeys: ApiKeysRepository;
+  }
+}
+
+/** Builds the whole service, ready to listen. The database is opened here and closed with the app. */
+export async function buildApp(config: Config): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
+    },
+    genReqId: requestId,
+    trustProxy: config.trustProxy,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+  });
+
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.dbPoolMax,
+    embeddedMode: 'serve',
+    onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
+  });
+  app.addHook('onClose', () => database.close());
+
+  const apiKeys = apiKeysRepository(database.pool);
+  app.decorate('database', database);
+  app.decorate('apiKeys', apiKeys);
+
+  const store = config.redisUrl ? createRedisStore(config.redisUrl, app.log, { prefix: config.redisPrefix }) : createMemoryStore();
+  app.addHook('onClose', () => store.close());
+
+  const doc = loadDocument();
+  registerValidation(app);
+  registerJsonBody(app);
+  registerErrorHandler(app);
+  registerSecurityHeaders(app);
+  registerRateLimit(app, {
+    store,
+    ...config.rateLimits,
+    verifier: createKeyVerifier({
+      lookup: (hash) => apiKeys.authenticate(hash),
+      onRefreshError: (err) => app.log.warn({ err }, 'background API key refresh failed'),
+    }),
+  });
+  registerHealth(app, database.pool, store);
+  await registerDocs(app, doc, config.publicBaseUrl);
+  await registerApi(app, { doc, pets: petsRepository(database.pool), publicBaseUrl: config.publicBaseUrl });
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,63 @@
+import { LRUCache } from 'lru-cache';
+import type { ApiKeyIdentity } from '../repositories/apiKeys.js';
+import { hashApiKey } from './apiKey.js';
+
+interface Entry {
+  identity: ApiKeyIdentity | null; // null: unknown or revoked
+  fetchedAt: number;
+}
+
+export interface KeyVerifierOptions {
+  lookup: (keyHash: string) => Promise<ApiKeyIdentity | undefined>;
+  /** An answer older than this is never used: it bounds how long a revoked key keeps working. */
+  maxAgeMs?: number;
+  /** An answer older than this is used but refreshed in the background, so hot keys never wait. */
+  refreshAfterMs?: number;
+  maxEntries?: number;
+  onRefreshError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+/**
+ * Verifies API keys with an in-process cache: a known key costs no database round trip,
+ * yet a revocation is seen by every instance within maxAgeMs (4 s by default, under the 5 s promised).
+ */
+export function createKeyVerifier(opts: KeyVerifierOptions) {
+  const maxAge = opts.maxAgeMs ?? 4000;
+  const refreshAfter = opts.refreshAfterMs ?? maxAge / 2;
+  const now = opts.now ?? Date.now;
+  const cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000 });
+  const inFlight = new Map<string, Promise<Entry>>();
+
+  function fetch(hash: string): Promise<Entry> {
+    let pending = inFlight.get(hash);
+    if (!pending) {
+      const startedAt = now(); // stamp with the start, so a slow answer is not treated as newer than it is
+      pending = opts
+        .lookup(hash)
+        .then((identity) => {
+          const entry = { identity: identity ?? null, fetchedAt: startedAt };
+          cache.set(hash, entry);
+          return entry;
+        })
+        .finally(() => inFlight.delete(hash));
+      inFlight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  return {
+    async verify(key: string): Promise<ApiKeyIdentity | undefined> {
+      const hash = hashApiKey(key);
+      const cached = cache.get(hash);
+      const age = cached ? now() - cached.fetchedAt : Infinity;
+      if (cached && age < maxAge) {
+        if (age >= refreshAfter) fetch(hash).catch((err) => opts.onRefreshError?.(err));
+        return cached.identity ?? undefined;
+      }
+      return (await fetch(hash)).identity ?? undefined;
+    },
+  };
+}
+
+export type KeyVerifier = ReturnType<typeof createKeyVerifier>;

@@ -1,0 +1,109 @@
+import { envSchema } from 'env-schema';
+import type { BanPolicy, Quota } from './ratelimit/windows.js';
+
+const QUOTA = { type: 'string', pattern: '^[1-9][0-9]{0,8}/[1-9][0-9]{0,9}$' } as const;
+
+/** Everything the service reads from the environment, validated once at start. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Postgres connection string; unset means the embedded PGlite store under dataDir. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  dbPoolMax: number;
+  logLevel: string;
+  /** Origin (and optional path prefix) that clients use to reach the service; absolute links start with it. */
+  publicBaseUrl: string;
+  /** Shared rate-limit state; unset means per-process counters. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key, so several deployments can share one Redis. */
+  redisPrefix: string;
+  /** Fastify's trustProxy: false, true (trust X-Forwarded-For entirely), or a comma-separated list of proxy addresses/CIDRs. */
+  trustProxy: boolean | string;
+  rateLimits: {
+    plans: Record<'free' | 'pro' | 'business', Quota>;
+    anonymous: Quota;
+    ban: BanPolicy;
+  };
+}
+
+const schema = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+    HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DATA_DIR: { type: 'string', minLength: 1, default: './data' },
+    DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
+    LOG_LEVEL: {
+      type: 'string',
+      enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      default: 'info',
+    },
+    PUBLIC_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'animal-store:' },
+    TRUST_PROXY: { type: 'string', minLength: 1, default: 'false' },
+    // Per-minute/per-day quotas, as "<per minute>/<per day>".
+    RATE_LIMIT_FREE: { ...QUOTA, default: '60/1000' },
+    RATE_LIMIT_PRO: { ...QUOTA, default: '300/10000' },
+    RATE_LIMIT_BUSINESS: { ...QUOTA, default: '1000/100000' },
+    RATE_LIMIT_ANONYMOUS: { ...QUOTA, default: '60/1000' },
+    RATE_LIMIT_BAN_AFTER: { type: 'integer', minimum: 0, default: 10 },
+    RATE_LIMIT_BAN_SECONDS: { type: 'integer', minimum: 1, default: 900 },
+  },
+} as const;
+
+interface Env {
+  PORT: number;
+  HOST: string;
+  DATABASE_URL?: string;
+  DATA_DIR: string;
+  DB_POOL_MAX: number;
+  LOG_LEVEL: string;
+  PUBLIC_BASE_URL?: string;
+  REDIS_URL?: string;
+  REDIS_PREFIX: string;
+  TRUST_PROXY: string;
+  RATE_LIMIT_FREE: string;
+  RATE_LIMIT_PRO: string;
+  RATE_LIMIT_BUSINESS: string;
+  RATE_LIMIT_ANONYMOUS: string;
+  RATE_LIMIT_BAN_AFTER: number;
+  RATE_LIMIT_BAN_SECONDS: number;
+}
+
+function quota(text: string): Quota {
+  const [perMinute, perDay] = text.split('/').map(Number) as [number, number];
+  return { perMinute, perDay };
+}
+
+function trustProxy(text: string): boolean | string {
+  return text === 'true' || text === 'false' ? text === 'true' : text;
+}
+
+/** Reads and validates the configuration; throws with a message naming the bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty variables count as unset, so `DATABASE_URL= npm start` means "embedded".
+  const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const e = envSchema<Env>({ schema, data, dotenv: false });
+  const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    dbPoolMax: e.DB_POOL_MAX,
+    logLevel: e.LOG_LEVEL,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    trustProxy: trustProxy(e.TRUST_PROXY),
+    rateLimits: {
+      plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },
+      anonymous: quota(e.RATE_LIMIT_ANONYMOUS),
+      ban: { after: e.RATE_LIMIT_BAN_AFTER, seconds: e.RATE_LIMIT_BAN_SECONDS },
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import pg from 'pg';
+
+const INT8_OID = 20;
+
+/** int8 values (ids, counts) as exact JS numbers; anything beyond 2^53-1 is a bug, not data to round. */
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${text} exceeds 2^53-1`);
+  return n;
+}
+
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export interface PoolOptions {
+  max: number;
+  /** Where the pool connects: a connection string, or host/port for the embedded socket. */
+  connection: { connectionString: string } | { host: string; port: number; user: string; database: string };
+  onIdleError: (err: Error) => void;
+}
+
+/** A pg pool that fails fast: bounded waits for a connection and for each statement. */
+export function createPool({ max, connection, onIdleError }: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    ...connection,
+    max,
+    types,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    query_timeout: 10_000,
+    keepAlive: true,
+    application_name: 'animal-store',
+  });
+  // A killed idle connection emits here; without a listener it would crash the process.
+  pool.on('error', onIdleError);
+  return pool;
+}

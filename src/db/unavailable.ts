@@ -1,0 +1,21 @@
+/** Errors that mean "the database cannot be reached right now", as opposed to a bug in a query. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOENT']);
+// Postgres SQLSTATEs: connection exceptions, shutdown, too many connections, statement timeout.
+const SQLSTATE_PREFIXES = ['08', '57P', '53300', '57014'];
+const MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error',
+  'Cannot use a pool after calling end',
+];
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code)) return true;
+    if (SQLSTATE_PREFIXES.some((p) => code.startsWith(p))) return true;
+  }
+  return MESSAGES.some((m) => err.message.includes(m));
+}

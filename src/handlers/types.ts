@@ -1,0 +1,26 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { operations } from '../../generated/openapi.js';
+
+export type OperationId = keyof operations;
+
+type Parameters<K extends OperationId> = operations[K]['parameters'];
+type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type RequestBody<K extends OperationId> = operations[K] extends { requestBody: infer R } ? JsonOf<R> : never;
+type Responses<K extends OperationId> = operations[K]['responses'];
+/** The JSON body of the operation's 2xx response(s). */
+type SuccessBody<K extends OperationId> = {
+  [S in keyof Responses<K>]: S extends 200 | 201 ? JsonOf<Responses<K>[S]> : never;
+}[keyof Responses<K>];
+
+/** A Fastify handler whose inputs and output are typed from the operation in openapi.yaml. */
+export type OperationHandler<K extends OperationId> = (
+  request: FastifyRequest<{
+    Querystring: NonNullable<Parameters<K>['query']>;
+    Params: NonNullable<Parameters<K>['path']>;
+    Body: RequestBody<K>;
+  }>,
+  reply: FastifyReply,
+) => Promise<SuccessBody<K>>;
+
+/** One handler per operationId: a missing one fails type-checking. */
+export type OperationHandlers = { [K in OperationId]: OperationHandler<K> };

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { ApiError } from '../http/errors.js';
+
+export const BODY_LIMIT = 64 * 1024;
+
+/**
+ * The only body parser: application/json in UTF-8. Any other media type has no
+ * parser, so Fastify answers 415.
+ */
+export function registerJsonBody(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, text, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset && !/^utf-?8$/i.test(charset)) {
+      done(new ApiError(415, 'unsupported_media_type', `Charset ${charset} is not supported; send UTF-8.`), undefined);
+      return;
+    }
+    let body: unknown;
+    try {
+      // Rejects __proto__ and constructor.prototype keys instead of letting them reach objects.
+      body = secureJson.parse(text as string, undefined, { protoAction: 'error', constructorAction: 'error' });
+    } catch (err) {
+      done(new ApiError(400, 'invalid_json', `Body is not valid JSON: ${(err as Error).message}`), undefined);
+      return;
+    }
+    if (!allStringsWellFormed(body)) {
+      done(new ApiError(400, 'invalid_json', 'Body contains a string with an unpaired UTF-16 surrogate.'), undefined);
+      return;
+    }
+    done(null, body);
+  });
+}
+
+/** Unpaired surrogates cannot be stored as UTF-8; reject them rather than store U+FFFD. */
+function allStringsWellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return value.isWellFormed();
+  if (Array.isArray(value)) return value.every(allStringsWellFormed);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).every(([k, v]) => k.isWellFormed() && allStringsWellFormed(v));
+  }
+  return true;
+}

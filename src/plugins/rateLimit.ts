@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { identify } from '../auth/identify.js';
+import type { KeyVerifier } from '../auth/keyVerifier.js';
+import { decide } from '../ratelimit/decision.js';
+import type { BanPolicy, Quota, RateLimitStore } from '../ratelimit/windows.js';
+import type { Plan } from '../repositories/apiKeys.js';
+
+export interface RateLimitOptions {
+  store: RateLimitStore;
+  verifier: KeyVerifier;
+  plans: Record<Exclude<Plan, 'enterprise'>, Quota>;
+  anonymous: Quota;
+  ban: BanPolicy;
+}
+
+const EXEMPT = new Set(['/healthz', '/readyz']);
+
+/**
+ * Identifies the caller and counts the request, first thing for every request but the
+ * probes: by API key (the plan's quota) or, without a valid key, by client IP. The
+ * X-RateLimit-* and RateLimit fields go on every response, errors included.
+ */
+export function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): void {
+  function subjectOf(request: FastifyRequest): { subject: string; quota: Quota } {
+    const key = request.apiKey;
+    if (!key) return { subject: `ip:${request.ip}`, quota: opts.anonymous };
+    const quota =
+      key.plan === 'enterprise' ? { perMinute: key.perMinute!, perDay: key.perDay! } : opts.plans[key.plan];
+    return { subject: `key:${key.id}`, quota };
+  }
+
+  async function count(request: FastifyRequest) {
+    const { subject, quota } = subjectOf(request);
+    const hit = await opts.store.hit(subject, quota, opts.ban);
+    if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
+    return decide(hit, quota);
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (EXEMPT.has(request.url.split('?', 1)[0]!)) return;
+    let identifyError: unknown;
+    try {
+      await identify(request, opts.verifier);
+    } catch (err) {
+      identifyError = err; // e.g. database down: still counted (by IP), then answered 503
+    }
+    const { headers, error } = await count(request);
+    reply.headers(headers);
+    if (error) throw error;
+    if (identifyError) throw identifyError;
+  });
+}

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeCursor } from '../../src/http/cursor.js';
+import { startTestServer, type ApiResponse, type TestServer } from '../helpers/testServer.js';
+
+let server: TestServer;
+const statuses = ['available', 'pending', 'sold'] as const;
+let created: Array<{ id: number; status: string }> = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ PUBLIC_BASE_URL: 'http://pets.test:8080' });
+  for (let i = 0; i < 45; i++) {
+    const res = await server.request('/v1/pets', { body: { name: `pet ${i}`, categoryId: 1 + (i % 4), status: statuses[i % 3] } });
+    created.push(res.body);
+  }
+});
+afterAll(() => server.close());
+
+/** Follows rel="next" links from `first`, returning every page. The link's origin is replaced by the test server's. */
+async function allPages(first: string) {
+  const pages: any[][] = [];
+  const links: string[] = [];
+  let url: string | undefined = first;
+  while (url) {
+    const res: ApiResponse<any[]> = await server.request(url);
+    expect(res.status).toBe(200);
+    pages.push(res.body);
+    const link: string | null = res.headers.get('link');
+    if (!link) break;
+    const target: string = /^<([^>]+)>; rel="next"$/.exec(link)![1]!;
+    links.push(target);
+    url = target.replace('http://pets.test:8080', server.baseUrl);
+  }
+  return { pages, links };
+}
+
+describe('GET /v1/pets', () => {
+  it('returns 20 pets by default, ordered by id, with a next link', async () => {
+    const res = await server.request('/v1/pets');
+    expect(res.body.map((p: any) => p.id)).toEqual(created.slice(0, 20).map((p) => p.id));
+    expect(res.headers.get('link')).toMatch(/^<http:\/\/pets\.test:8080\/v1\/pets\?limit=20&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
+  });
+
+  it('pages through everything by cursor, each pet exactly once, no link on the last page', async () => {
+    const { pages, links } = await allPages('/v1/pets?limit=10');
+    expect(pages.map((p) => p.length)).toEqual([10, 10, 10, 10, 5]);
+    expect(pages.flat().map((p) => p.id)).toEqual(created.map((p) => p.id));
+    expect(links).toHaveLength(4);
+    for (const link of links) expect(new URL(link).searchParams.get('limit')).toBe('10');
+  });
+
+  it('filters by status and keeps the filter and limit in the next link', async () => {
+    const { pages, links } = await allPages('/v1/pets?status=pending&limit=4');
+    const expected = created.filter((p) => p.status === 'pending').map((p) => p.id);
+    expect(pages.flat().map((p) => p.id)).toEqual(expected);
+    expect(pages.flat().every((p) => p.status === 'pending')).toBe(true);
+    for (const link of links) {
+      const params = new URL(link).searchParams;
+      expect([params.get('status'), params.get('limit')]).toEqual(['pending', '4']);
+    }
+  });
+
+  it('has no next link when the page is exactly the rest', async () => {
+    const res = await server.request('/v1/pets?limit=45');
+    expect(res.body).toHaveLength(45);
+    expect(res.headers.get('link')).toBeNull();
+  });
+
+  it('accepts limit 1 and 100', async () => {
+    expect((await server.request('/v1/pets?limit=1')).body).toHaveLength(1);
+    expect((await server.request('/v1/pets?limit=100')).body).toHaveLength(45);
+  });
+
+  it.each([
+    ['limit=0', /querystring\/limit must be >= 1/],
+    ['limit=101', /querystring\/limit must be <= 100/],
+    ['limit=abc', /querystring\/limit must be integer/],
+    ['limit=5&limit=6', /querystring\/limit must be integer/],
+    ['status=adopted', /querystring\/status must be one of: available, pending, sold/],
+  ])('rejects %s with 400', async (query, message) => {
+    const res = await server.request(`/v1/pets?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('validation_failed');
+    expect(res.body.message).toMatch(message);
+  });
+
+  it.each(['nonsense', Buffer.from('v2:10').toString('base64url'), Buffer.from('v1:-4').toString('base64url'), '%%%'])(
+    'rejects cursor %s with 400 invalid_cursor',
+    async (cursor) => {
+      const res = await server.request(`/v1/pets?cursor=${encodeURIComponent(cursor)}`);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_cursor');
+    },
+  );
+
+  it('starts after the cursor position', async () => {
+    const res = await server.request(`/v1/pets?limit=3&cursor=${encodeCursor(created[10]!.id)}`);
+    expect(res.body.map((p: any) => p.id)).toEqual(created.slice(11, 14).map((p) => p.id));
+  });
+});

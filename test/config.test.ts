@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: './data',
+      publicBaseUrl: 'http://127.0.0.1:3000',
+      redisUrl: undefined,
+      trustProxy: false,
+    });
+    expect(c.rateLimits.plans).toEqual({
+      free: { perMinute: 60, perDay: 1000 },
+      pro: { perMinute: 300, perDay: 10000 },
+      business: { perMinute: 1000, perDay: 100000 },
+    });
+    expect(c.rateLimits.ban).toEqual({ after: 10, seconds: 900 });
+  });
+
+  it('reads overrides and strips a trailing slash from the public URL', () => {
+    const c = loadConfig({ PORT: '8080', PUBLIC_BASE_URL: 'https://api.example.org/', RATE_LIMIT_PRO: '10/20', TRUST_PROXY: '10.0.0.0/8' });
+    expect(c.port).toBe(8080);
+    expect(c.publicBaseUrl).toBe('https://api.example.org');
+    expect(c.rateLimits.plans.pro).toEqual({ perMinute: 10, perDay: 20 });
+    expect(c.trustProxy).toBe('10.0.0.0/8');
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL/],
+    [{ RATE_LIMIT_FREE: '60' }, /RATE_LIMIT_FREE/],
+  ])('rejects %j with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
+  });
+});

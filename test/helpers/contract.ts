@@ -1,0 +1,88 @@
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { expect } from 'vitest';
+import { loadDocument } from '../../src/openapi/document.js';
+
+/**
+ * Checks a real response against openapi.yaml: the status is documented for the
+ * operation, the body matches the schema, and every required header is present and valid.
+ */
+const doc = loadDocument() as any;
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats.default(ajv);
+
+function resolve<T = any>(node: any): T {
+  while (node && typeof node.$ref === 'string') {
+    node = node.$ref
+      .slice(2)
+      .split('/')
+      .reduce((acc: any, key: string) => acc[key], doc);
+  }
+  return node;
+}
+
+function deref(node: any): any {
+  if (Array.isArray(node)) return node.map(deref);
+  if (node && typeof node === 'object') {
+    const target = resolve(node);
+    return Object.fromEntries(Object.entries(target).map(([k, v]) => [k, deref(v)]));
+  }
+  return node;
+}
+
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+function validatorFor(key: string, schema: any) {
+  let v = validators.get(key);
+  if (!v) {
+    v = ajv.compile(deref(schema));
+    validators.set(key, v);
+  }
+  return v;
+}
+
+const operations = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
+  Object.entries<any>(item).map(([method, op]) => ({
+    method: method.toUpperCase(),
+    regex: new RegExp(`^/v1${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    op,
+  })),
+);
+
+export interface ContractResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+export function expectMatchesContract(method: string, url: string, res: ContractResponse): void {
+  const path = new URL(url, 'http://x').pathname;
+  const found = operations.find((o) => o.method === method && o.regex.test(path));
+  const where = `${method} ${path} -> ${res.status}`;
+  let response: any;
+  if (found) {
+    response = resolve(found.op.responses[String(res.status)]);
+    expect(response, `${where} is not documented in openapi.yaml`).toBeDefined();
+  } else {
+    // Not an operation (unknown route or method): the service promises the Error body.
+    expect(res.status, `${where}: unknown routes answer 404`).toBe(404);
+    response = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }, headers: {} };
+  }
+  const media = response.content?.['application/json'];
+  if (media) {
+    expect(res.headers.get('content-type'), where).toMatch(/^application\/json/);
+    const validate = validatorFor(`${found?.op.operationId}:${res.status}`, media.schema);
+    expect(validate(res.body) ? [] : validate.errors, `${where}: body does not match the schema`).toEqual([]);
+    if (res.status >= 400) expect((res.body as { status: number }).status, where).toBe(res.status);
+  }
+  for (const [name, header] of Object.entries<any>(response.headers ?? {})) {
+    const h = resolve(header);
+    const value = res.headers.get(name);
+    if (h.required) expect(value, `${where}: missing required header ${name}`).not.toBeNull();
+    if (value !== null) {
+      const schema = deref(h.schema);
+      const parsed = schema.type === 'integer' ? Number(value) : value;
+      const validate = validatorFor(`header:${name}`, schema);
+      expect(validate(parsed) ? [] : validate.errors, `${where}: header ${name}=${value}`).toEqual([]);
+    }
+  }
+}

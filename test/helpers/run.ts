@@ -1,0 +1,30 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { projectRoot } from '../../src/paths.js';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a TypeScript entry point of this repo as its npm script does (through tsx). */
+export function runScript(script: string, args: string[], env: Record<string, string>): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...args],
+      { cwd: projectRoot, env: { ...cleanEnv(), ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+export function spawnScript(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, env: { ...cleanEnv(), ...env } });
+}
+
+/** The parent's environment without the settings a test must choose itself. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _d, DATA_DIR: _dd, REDIS_URL: _r, PORT: _p, ...rest } = process.env;
+  return rest;
+}
