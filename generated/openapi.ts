@@ -32,6 +32,13 @@ export interface paths {
          *     The body is validated strictly: values are never converted between
          *     types (`"7"` is not `7`), unknown properties are rejected, and nothing
          *     is stored when the request is rejected.
+         *
+         *     Send an `Idempotency-Key` to retry safely: a retry with the same key and
+         *     the same body returns the original response (with
+         *     `Idempotent-Replayed: true`) without adding another animal; the same key
+         *     with a different body gets `422`. A retry that arrives while the first
+         *     request is still running waits for it and then replays its response.
+         *     Keys are scoped to the API key and kept for at least 24 hours.
          */
         post: operations["createPet"];
         delete?: never;
@@ -142,8 +149,10 @@ export interface components {
          *     | `unauthorized` | 401 | The API key is missing, malformed, unknown or revoked. |
          *     | `not_found` | 404 | No such route. |
          *     | `pet_not_found` | 404 | No animal has this identifier. |
+         *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
+         *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
          *     | `rate_limited` | 429 | A per-minute or per-day quota is used up. |
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
          *     | `internal_error` | 500 | An unexpected error. |
@@ -235,6 +244,51 @@ export interface components {
                  *       "code": "pet_not_found",
                  *       "message": "Pet 42 not found.",
                  *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description A request with this `Idempotency-Key` is still being processed and did
+         *     not finish in time (`idempotency_key_in_use`). Retry later.
+         */
+        IdempotencyConflict: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_in_use",
+                 *       "message": "A request with this Idempotency-Key is still in progress.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "This Idempotency-Key was used with a different request body.",
+                 *       "status": 422
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -363,6 +417,12 @@ export interface components {
          *     produced by the service gets `400` with the code `invalid_cursor`.
          */
         Cursor: string;
+        /**
+         * @description A unique value chosen by the client (a UUID, for example) that makes
+         *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
+         *     1 to 255 visible ASCII characters.
+         */
+        IdempotencyKey: string;
         /** @description Identifier of the animal. */
         PetId: number;
     };
@@ -370,6 +430,8 @@ export interface components {
     headers: {
         /** @description Path of the created animal, `/v1/pets/{id}`. */
         Location: string;
+        /** @description `true` when this response is the saved response of an earlier request with the same `Idempotency-Key`. */
+        "Idempotent-Replayed": "true";
         /**
          * @description Present only when more animals follow: the absolute URL of the next
          *     page with `rel="next"` (RFC 8288).
@@ -458,7 +520,14 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A unique value chosen by the client (a UUID, for example) that makes
+                 *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
+                 *     1 to 255 visible ASCII characters.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -472,6 +541,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -485,8 +555,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -15,13 +15,22 @@ import { registerValidation } from './plugins/validation.js';
 import { createMemoryStore } from './ratelimit/memoryStore.js';
 import { createRedisStore } from './ratelimit/redisStore.js';
 import { apiKeysRepository, type ApiKeysRepository } from './repositories/apiKeys.js';
-import { petsRepository } from './repositories/pets.js';
+import { petsRepository, type PetsRepository } from './repositories/pets.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     database: Database;
     apiKeys: ApiKeysRepository;
   }
+}
+
+/** Idempotency keys are kept 24 hours; older ones are deleted hourly, and once at start. */
+function scheduleIdempotencyExpiry(app: FastifyInstance, pets: PetsRepository): void {
+  const expire = () =>
+    pets.expireIdempotencyKeys(24).catch((err) => app.log.warn({ err }, 'expiring idempotency keys failed'));
+  void expire();
+  const timer = setInterval(expire, 60 * 60 * 1000).unref();
+  app.addHook('onClose', async () => clearInterval(timer));
 }
 
 /** Builds the whole service, ready to listen. The database is opened here and closed with the app. */
@@ -68,7 +77,9 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   });
   registerHealth(app, database.pool, store);
   await registerDocs(app, doc, config.publicBaseUrl);
-  await registerApi(app, { doc, pets: petsRepository(database.pool), publicBaseUrl: config.publicBaseUrl });
+  const pets = petsRepository(database.pool);
+  await registerApi(app, { doc, pets, publicBaseUrl: config.publicBaseUrl });
+  scheduleIdempotencyExpiry(app, pets);
   await app.ready();
   return app;
 }

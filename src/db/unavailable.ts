@@ -8,6 +8,8 @@ const MESSAGES = [
   'Query read timeout',
   'Client has encountered a connection error',
   'Cannot use a pool after calling end',
+  'is not currently accepting connections',
+  'the database system is',
 ];
 
 export function isDatabaseUnavailable(err: unknown): boolean {

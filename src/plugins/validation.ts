@@ -26,9 +26,26 @@ export function registerValidation(app: FastifyInstance): void {
   const strict = makeAjv(false);
   const coercing = makeAjv('array');
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema as object);
+    httpPart === 'body' ? strict.compile(schema as object) : coercing.compile(httpPart === 'headers' ? lowerCaseHeaders(schema as HeaderSchema) : (schema as object));
   app.setValidatorCompiler(compiler);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(errors.map((e) => describe(e, dataVar)).join('; ')));
+}
+
+interface HeaderSchema {
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [key: string]: unknown;
+}
+
+/** Node lowercases incoming header names; Fastify adjusts header schemas only for its own compiler, so we do it here. */
+function lowerCaseHeaders(schema: HeaderSchema): HeaderSchema {
+  return {
+    ...schema,
+    ...(schema.properties && {
+      properties: Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k.toLowerCase(), v])),
+    }),
+    ...(schema.required && { required: schema.required.map((k) => k.toLowerCase()) }),
+  };
 }
 
 /** A message that names the field, e.g. "body/categoryId must be integer". */

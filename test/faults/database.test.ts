@@ -1,0 +1,77 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+
+/**
+ * Database faults need a real Postgres server to break, whichever backend the rest of
+ * the suite uses: DATABASE_URL if set, else the local one.
+ */
+const adminUrl = process.env.DATABASE_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const dbName = `as_faults_${process.pid}`;
+const admin = new pg.Client({ connectionString: adminUrl });
+let server: TestServer;
+
+async function terminateConnections() {
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+}
+
+beforeAll(async () => {
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  server = await startTestServer({ DATABASE_URL: url.toString() }, {
+    env: { DATABASE_URL: url.toString() },
+    drop: async () => {},
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await admin.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => {});
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+});
+
+describe('database faults', () => {
+  it('survives its connections being killed and serves again at once', async () => {
+    expect((await server.request('/v1/pets')).status).toBe(200);
+    await terminateConnections();
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await server.request('/v1/pets', { body: { name: `after kill ${i}`, categoryId: 1 } })).status);
+    for (const s of statuses) expect([201, 503]).toContain(s);
+    expect(statuses.at(-1)).toBe(201);
+  });
+
+  it('answers 503 with Retry-After while the database refuses connections, then recovers without a restart', async () => {
+    const created: number[] = [];
+    const ok = await server.request('/v1/pets', { body: { name: 'before', categoryId: 1 } });
+    created.push(ok.body.id);
+
+    await admin.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
+    await terminateConnections();
+
+    const started = Date.now();
+    const failed = await server.request('/v1/pets', { body: { name: 'during', categoryId: 1 } });
+    expect(failed.status).toBe(503);
+    expect(failed.body.code).toBe('service_unavailable');
+    expect(Number(failed.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(failed.text).not.toMatch(/allow connections|postgres|5432/i);
+    expect(Date.now() - started).toBeLessThan(10_000); // bounded, not a hang (connection timeout is 3 s)
+    const ready = await fetch(`${server.baseUrl}/readyz`);
+    expect(ready.status).toBe(503);
+
+    await admin.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
+    const after = await server.request('/v1/pets', { body: { name: 'after', categoryId: 1 } });
+    expect(after.status).toBe(201);
+    created.push(after.body.id);
+    expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
+
+    // What was reported created is there; what failed is not.
+    const names = (await server.request('/v1/pets?limit=100')).body.map((p: { name: string }) => p.name);
+    expect(names).toContain('before');
+    expect(names).toContain('after');
+    expect(names).not.toContain('during');
+  });
+});
