@@ -155,6 +155,9 @@ export interface components {
          *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
          *     | `rate_limited` | 429 | A per-minute or per-day quota is used up. |
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
+         *     | `bad_request` | 400 | The request is malformed in another way (for example not valid HTTP). |
+         *     | `request_timeout` | 408 | The request took too long to arrive (answered by the HTTP layer, no operation involved). |
+         *     | `headers_too_large` | 431 | The request headers are too large (answered by the HTTP layer, no operation involved). |
          *     | `internal_error` | 500 | An unexpected error. |
          *     | `service_unavailable` | 503 | The database is unavailable. |
          */

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createKeyVerifier } from './auth/keyVerifier.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
+import { clientErrorHandler } from './http/clientError.js';
 import { requestId } from './http/requestId.js';
 import { loadDocument } from './openapi/document.js';
 import { registerApi } from './plugins/api.js';
@@ -24,6 +25,17 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * server.close() only drops connections idle at that moment; a keep-alive connection
+ * whose request finishes later would hold shutdown open until its idle timeout.
+ */
+function closeKeepAliveConnectionsOnShutdown(app: FastifyInstance): void {
+  app.addHook('preClose', async () => {
+    const timer = setInterval(() => app.server.closeIdleConnections(), 50).unref();
+    app.server.once('close', () => clearInterval(timer));
+  });
+}
+
 /** Idempotency keys are kept 24 hours; older ones are deleted hourly, and once at start. */
 function scheduleIdempotencyExpiry(app: FastifyInstance, pets: PetsRepository): void {
   const expire = () =>
@@ -44,6 +56,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    clientErrorHandler,
   });
 
   const database = await openDatabase({
@@ -54,6 +67,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
   });
   app.addHook('onClose', () => database.close());
+  closeKeepAliveConnectionsOnShutdown(app);
 
   const apiKeys = apiKeysRepository(database.pool);
   app.decorate('database', database);

@@ -3,6 +3,8 @@ import secureJson from 'secure-json-parse';
 import { ApiError } from '../http/errors.js';
 
 export const BODY_LIMIT = 64 * 1024;
+/** Deeper bodies are refused before parsing; no valid request nests beyond 2. */
+const MAX_DEPTH = 32;
 
 /**
  * The only body parser: application/json in UTF-8. Any other media type has no
@@ -14,6 +16,10 @@ export function registerJsonBody(app: FastifyInstance): void {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset && !/^utf-?8$/i.test(charset)) {
       done(new ApiError(415, 'unsupported_media_type', `Charset ${charset} is not supported; send UTF-8.`), undefined);
+      return;
+    }
+    if (nestingDepth(text as string) > MAX_DEPTH) {
+      done(new ApiError(400, 'invalid_json', `Body nests deeper than ${MAX_DEPTH} levels.`), undefined);
       return;
     }
     let body: unknown;
@@ -30,6 +36,23 @@ export function registerJsonBody(app: FastifyInstance): void {
     }
     done(null, body);
   });
+}
+
+/** The deepest nesting of arrays and objects in JSON text, ignoring brackets inside strings. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91 /* { [ */) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93 /* } ] */) depth--;
+  }
+  return max;
 }
 
 /** Unpaired surrogates cannot be stored as UTF-8; reject them rather than store U+FFFD. */
