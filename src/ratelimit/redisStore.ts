@@ -28,6 +28,13 @@ export function createRedisStore(url: string, log: FastifyBaseLogger, opts: { pr
   redis.defineCommand('rateLimitHit', { numberOfKeys: 0, lua: SCRIPT });
   const fallback = createMemoryStore();
   let degraded = false;
+  // Back to shared limits as soon as the connection is, even on an instance with no traffic.
+  redis.on('ready', () => {
+    if (degraded) {
+      degraded = false;
+      log.info('Redis is back: rate limits are shared again');
+    }
+  });
 
   return {
     async hit(subject, quota, ban) {

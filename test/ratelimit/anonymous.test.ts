@@ -1,0 +1,87 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { ApiResponse, RequestOptions } from '../helpers/testServer.js';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { awayFromMinuteBoundary, cleanupSharedRedis, storeEnvs } from './helpers.js';
+
+afterAll(() => cleanupSharedRedis());
+
+const ANONYMOUS = { RATE_LIMIT_ANONYMOUS: '5/100' };
+
+describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, storeEnv) => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  async function start(env: Record<string, string> = {}) {
+    server = await startTestServer({ ...storeEnv(), ...ANONYMOUS, ...env });
+    await awayFromMinuteBoundary();
+    return server;
+  }
+
+  async function sequence(s: TestServer, requests: RequestOptions[]): Promise<ApiResponse[]> {
+    const out: ApiResponse[] = [];
+    for (const opts of requests) out.push(await s.request('/v1/pets', { key: null, ...opts }));
+    return out;
+  }
+
+  const xff = (ip: string): RequestOptions => ({ headers: { 'x-forwarded-for': ip } });
+  const malformed: RequestOptions = { headers: { authorization: 'Bearer nope' } };
+
+  function expectAnonymous401s(responses: ApiResponse[], firstRemaining = 4) {
+    responses.forEach((res, i) => {
+      expect(res.status).toBe(401);
+      expect(res.body.code).toBe('unauthorized');
+      expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(firstRemaining - i));
+      expect(res.headers.get('ratelimit-policy')).toBe('"minute";q=5;w=60, "day";q=100;w=86400');
+      expect(res.headers.get('ratelimit')).toMatch(/^"minute";r=\d+;t=\d+, "day";r=\d+;t=\d+$/);
+    });
+  }
+
+  function expect429(res: ApiResponse) {
+    expect(res.status).toBe(429);
+    expect(res.body.code).toBe('rate_limited');
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+  }
+
+  it('are limited per client IP: 5 get 401, the 6th gets 429', async () => {
+    const s = await start();
+    expectAnonymous401s(await sequence(s, [{}, {}, {}, {}, {}]));
+    expect429(await s.request('/v1/pets', { key: null }));
+    // A malformed key is no key: the same IP bucket, already used up.
+    expect429(await s.request('/v1/pets', { key: null, ...malformed }));
+  }, 90_000);
+
+  it('count requests with a malformed key against the same IP bucket', async () => {
+    const s = await start();
+    const requests = [{}, malformed, {}, malformed, malformed];
+    const responses = await sequence(s, requests);
+    expectAnonymous401s(responses);
+    responses.forEach((res, i) =>
+      expect(res.headers.get('www-authenticate')).toBe(
+        requests[i] === malformed ? 'Bearer realm="animal-store", error="invalid_token"' : 'Bearer realm="animal-store"',
+      ),
+    );
+    expect429(await s.request('/v1/pets', { key: null, ...malformed }));
+    expect429(await s.request('/v1/pets', { key: null }));
+  }, 90_000);
+
+  it('ignore X-Forwarded-For without TRUST_PROXY: every request is 127.0.0.1', async () => {
+    const s = await start();
+    expectAnonymous401s(await sequence(s, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4', '203.0.113.5'].map(xff)));
+    expect429(await s.request('/v1/pets', { key: null, ...xff('203.0.113.6') }));
+    expect429(await s.request('/v1/pets', { key: null }));
+  }, 90_000);
+
+  it('use X-Forwarded-For with TRUST_PROXY=true: one bucket per forwarded address', async () => {
+    const s = await start({ TRUST_PROXY: 'true' });
+    const one = xff('203.0.113.1');
+    expectAnonymous401s(await sequence(s, [one, one, one, one, one]));
+    expect429(await s.request('/v1/pets', { key: null, ...one }));
+    expectAnonymous401s(await sequence(s, [xff('203.0.113.2')]));
+    expectAnonymous401s(await sequence(s, [{}])); // the proxy's own address, 127.0.0.1
+  }, 90_000);
+});

@@ -1,0 +1,71 @@
+import type { ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { freePort, killRedisServer, startRedisServer, uniquePrefix, waitFor } from './helpers.js';
+
+/** The readiness probe is not an API operation, so it is fetched directly (no contract check). */
+async function readyz(server: TestServer): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.baseUrl}/readyz`);
+  return { status: res.status, body: await res.json() };
+}
+
+describe('a Redis outage', () => {
+  let port: number;
+  let redisProcess: ChildProcess | undefined;
+  let server: TestServer | undefined;
+  const prefix = uniquePrefix();
+
+  beforeAll(async () => {
+    port = await freePort();
+    redisProcess = await startRedisServer(port);
+    server = await startTestServer({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: prefix });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await killRedisServer(redisProcess);
+  });
+
+  it('degrades to per-instance counters without stalling requests, and recovers when Redis is back', async () => {
+    const s = server!;
+    // Connected: shared counters.
+    expect(await waitFor(async () => (await readyz(s)).body.checks?.rateLimits === 'shared', 5000)).toBe(true);
+    expect((await s.request('/v1/pets?limit=1')).status).toBe(200);
+
+    await killRedisServer(redisProcess);
+
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      const res = await s.request('/v1/pets?limit=1');
+      const ms = performance.now() - started;
+      expect(res.status, `request ${i + 1}: ${res.text.slice(0, 200)}`).toBe(200);
+      expect(ms, `request ${i + 1} took ${ms.toFixed(0)} ms`).toBeLessThan(1000);
+      expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    }
+    const degraded = await readyz(s);
+    expect(degraded.status).toBe(200);
+    expect(degraded.body.checks.rateLimits).toBe('local-fallback');
+
+    redisProcess = await startRedisServer(port);
+    // Readiness alone (no traffic through the limiter) must see that Redis is back.
+    const polled: string[] = [];
+    const back = await waitFor(async () => {
+      const r = await readyz(s);
+      polled.push(r.body.checks?.rateLimits);
+      return r.status === 200 && r.body.checks?.rateLimits === 'shared';
+    }, 10_000);
+    expect(back, `/readyz over 10 s reported: ${[...new Set(polled)].join(', ')}`).toBe(true);
+
+    // A request's counters land in the new Redis, and readiness then says so.
+    expect((await s.request('/v1/pets?limit=1')).status).toBe(200);
+    expect((await readyz(s)).body.checks.rateLimits).toBe('shared');
+    const client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 1 });
+    try {
+      const keys = await client.keys(`${prefix}*`);
+      expect(keys.length).toBeGreaterThan(0);
+      expect(keys.every((k) => k.startsWith(prefix))).toBe(true);
+    } finally {
+      client.disconnect();
+    }
+  }, 60_000);
+});
