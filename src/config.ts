@@ -87,7 +87,8 @@ function trustProxy(text: string): boolean | string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty variables count as unset, so `DATABASE_URL= npm start` means "embedded".
   const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
-  const e = envSchema<Env>({ schema, data, dotenv: false });
+  // env: false — only the given variables count, so callers (and tests) decide what the service sees.
+  const e = envSchema<Env>({ schema, data, dotenv: false, env: false });
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
