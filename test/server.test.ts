@@ -1,20 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runScript, spawnScript } from './helpers/run.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, runScript, spawnScript } from './helpers/run.js';
 
 /** Resolves with everything printed once `pattern` shows up on stdout. */
 function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 45_000): Promise<string> {

@@ -1,17 +1,7 @@
-import net from 'node:net';
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import { runScript, spawnScript } from '../helpers/run.js';
+import { freePort, runScript, spawnScript } from '../helpers/run.js';
 import { createTestDatabase } from '../helpers/testDatabase.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 it('on SIGTERM under load, finishes what it accepted, loses nothing, and exits 0', async () => {
   const db = await createTestDatabase();

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { projectRoot } from '../../src/paths.js';
 
 export interface RunResult {
@@ -27,4 +28,14 @@ export function spawnScript(script: string, env: Record<string, string>): ChildP
 function cleanEnv(): NodeJS.ProcessEnv {
   const { DATABASE_URL: _d, DATA_DIR: _dd, REDIS_URL: _r, PORT: _p, ...rest } = process.env;
   return rest;
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
 }
