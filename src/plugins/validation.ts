@@ -25,8 +25,11 @@ function makeAjv(coerceTypes: false | 'array') {
 export function registerValidation(app: FastifyInstance): void {
   const strict = makeAjv(false);
   const coercing = makeAjv('array');
-  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-    httpPart === 'body' ? strict.compile(schema as object) : coercing.compile(httpPart === 'headers' ? lowerCaseHeaders(schema as HeaderSchema) : (schema as object));
+  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+    if (httpPart === 'body') return strict.compile(schema as object);
+    if (httpPart === 'headers') return coercing.compile(lowerCaseHeaders(schema as HeaderSchema));
+    return coercing.compile(schema as object);
+  };
   app.setValidatorCompiler(compiler);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(errors.map((e) => describe(e, dataVar)).join('; ')));
 }

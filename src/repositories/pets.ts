@@ -59,7 +59,7 @@ export function petsRepository(pool: pg.Pool) {
      */
     async createIdempotent(pet: NewPet, scope: IdempotencyScope): Promise<{ saved: SavedCreate; replayed: boolean }> {
       return withTransaction(pool, async (client) => {
-        // Waiting on an in-flight twin is bounded; past it the caller gets 409 (see idempotencyInUse).
+        // Waiting on an in-flight twin is bounded: past it, lock_not_available (createPet answers 409).
         await client.query(`SET LOCAL lock_timeout = '5s'`);
         const claimed = await client.query(
           `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response_body)

@@ -7,7 +7,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const petCount = async () => (await server.app.database.pool.query('SELECT count(*) AS n FROM pets')).rows[0].n as number;
 
 describe('POST /v1/pets', () => {
   it('creates a pet, assigns status available, and points Location at it', async () => {
@@ -51,12 +50,12 @@ describe('POST /v1/pets', () => {
     ['string body', '"Rex"', /body must be object/],
   ];
   it.each(invalid)('rejects %s with 400', async (_case, body, message) => {
-    const before = await petCount();
+    const before = await server.petCount();
     const res = await server.request('/v1/pets', { body, headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
     expect(res.body.message).toMatch(message);
-    expect(await petCount()).toBe(before);
+    expect(await server.petCount()).toBe(before);
   });
 
   it('rejects malformed JSON with invalid_json', async () => {
@@ -72,11 +71,11 @@ describe('POST /v1/pets', () => {
   });
 
   it('rejects a body over 64 KiB with 413', async () => {
-    const before = await petCount();
+    const before = await server.petCount();
     const res = await server.request('/v1/pets', { body: { name: 'a', categoryId: 7, pad: 'x'.repeat(70_000) } });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
-    expect(await petCount()).toBe(before);
+    expect(await server.petCount()).toBe(before);
   });
 
   it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'])(

@@ -7,13 +7,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const petCount = async () => (await server.app.database.pool.query('SELECT count(*) AS n FROM pets')).rows[0].n as number;
 const post = (body: unknown, idempotencyKey?: string, key?: string) =>
   server.request('/v1/pets', { body, key, headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} });
 
 describe('Idempotency-Key on POST /v1/pets', () => {
   it('replays the original response for a retry with the same body, creating one pet', async () => {
-    const before = await petCount();
+    const before = await server.petCount();
     const first = await post({ name: 'Rex', categoryId: 7 }, 'retry-1');
     const retry = await post({ categoryId: 7, name: 'Rex' }, 'retry-1'); // same content, other key order
     expect(first.status).toBe(201);
@@ -22,25 +21,25 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body).toEqual(first.body);
     expect(retry.headers.get('location')).toBe(first.headers.get('location'));
-    expect(await petCount()).toBe(before + 1);
+    expect(await server.petCount()).toBe(before + 1);
   });
 
   it('answers 422 for the same key with another body, and stores nothing', async () => {
     await post({ name: 'Tom', categoryId: 1 }, 'retry-2');
-    const before = await petCount();
+    const before = await server.petCount();
     const res = await post({ name: 'Tim', categoryId: 1 }, 'retry-2');
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('idempotency_key_reused');
-    expect(await petCount()).toBe(before);
+    expect(await server.petCount()).toBe(before);
   });
 
   it('creates exactly one pet for 20 concurrent identical requests', async () => {
-    const before = await petCount();
+    const before = await server.petCount();
     const results = await Promise.all(Array.from({ length: 20 }, () => post({ name: 'Racer', categoryId: 2 }, 'race-1')));
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    expect(await petCount()).toBe(before + 1);
+    expect(await server.petCount()).toBe(before + 1);
   });
 
   it('scopes keys to the API key', async () => {
@@ -59,11 +58,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it.each(['x'.repeat(256), 'has space'])('rejects the Idempotency-Key %j with 400', async (value) => {
-    const before = await petCount();
+    const before = await server.petCount();
     const res = await post({ name: 'Bad', categoryId: 3 }, value);
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/idempotency-key/i);
-    expect(await petCount()).toBe(before);
+    expect(await server.petCount()).toBe(before);
   });
 
   it('records the key in the same transaction as the pet', async () => {

@@ -27,6 +27,8 @@ export interface TestServer {
   /** A key created for this server (free plan unless asked otherwise). */
   key: string;
   createKey(plan?: Plan, limits?: { perMinute: number; perDay: number }): Promise<string>;
+  /** How many pets the database holds: to show that a rejected request stored nothing. */
+  petCount(): Promise<number>;
   /** Sends a request over HTTP and checks the response against openapi.yaml. */
   request<T = any>(path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
   close(): Promise<void>;
@@ -50,6 +52,9 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
     db: database,
     key,
     createKey,
+    async petCount() {
+      return (await app.database.pool.query<{ n: number }>('SELECT count(*) AS n FROM pets')).rows[0]!.n;
+    },
     async request(path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       const auth = opts.key === undefined ? key : opts.key;

@@ -8,7 +8,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const petCount = async () => (await server.app.database.pool.query('SELECT count(*) AS n FROM pets')).rows[0].n as number;
 const deep = (n: number) => '{"name":"a","categoryId":1,"x":' + '['.repeat(n) + ']'.repeat(n) + '}';
 
 /** Each body gets a 4xx Error (checked against openapi.yaml by the request helper) and stores nothing. */
@@ -34,13 +33,13 @@ const bodies: Array<[string, string, string?]> = [
 
 describe('hostile input never causes a 5xx or stores anything', () => {
   it.each(bodies)('%s', async (_name, body, type = 'application/json') => {
-    const before = await petCount();
+    const before = await server.petCount();
     const headers: Record<string, string> = type ? { 'content-type': type } : {};
     const res = await server.request('/v1/pets', { method: 'POST', body, headers });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(res.body).toMatchObject({ code: expect.any(String), status: res.status });
-    expect(await petCount()).toBe(before);
+    expect(await server.petCount()).toBe(before);
   });
 
   it('keeps the last of duplicate JSON keys only after validating it', async () => {
