@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../src/http/cursor.js';
-import { startTestServer, type ApiResponse, type TestServer } from '../helpers/testServer.js';
+import type { ApiResponse } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 let server: TestServer;
 const statuses = ['available', 'pending', 'sold'] as const;

@@ -3,22 +3,8 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Plan } from '../../src/repositories/apiKeys.js';
 import { expectMatchesContract } from './contract.js';
+import { methodOf, send, type ApiResponse, type RequestOptions } from './http.js';
 import { createTestDatabase, type TestDatabase } from './testDatabase.js';
-
-export interface ApiResponse<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-  text: string;
-}
-
-export interface RequestOptions {
-  method?: string;
-  key?: string | null;
-  headers?: Record<string, string>;
-  /** An object is sent as JSON; a string is sent as it is. */
-  body?: unknown;
-}
 
 export interface TestServer {
   app: FastifyInstance;
@@ -56,27 +42,9 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
       return (await app.database.pool.query<{ n: number }>('SELECT count(*) AS n FROM pets')).rows[0]!.n;
     },
     async request(path, opts = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
-      const auth = opts.key === undefined ? key : opts.key;
-      if (auth !== null) headers.authorization ??= `Bearer ${auth}`;
-      let body: string | undefined;
-      if (typeof opts.body === 'string') body = opts.body;
-      else if (opts.body !== undefined) {
-        body = JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const method = opts.method ?? (body === undefined ? 'GET' : 'POST');
       const url = path.startsWith('http') ? path : `${baseUrl}${path}`;
-      const res = await fetch(url, { method, headers, body });
-      const text = await res.text();
-      let parsed: any = text;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        /* not JSON: left as text for the assertion that follows */
-      }
-      const result = { status: res.status, headers: res.headers, body: parsed, text };
-      expectMatchesContract(method, url, result);
+      const result = await send(url, opts, key);
+      expectMatchesContract(methodOf(opts), url, result);
       return result;
     },
     async close() {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ApiResponse, RequestOptions } from '../helpers/testServer.js';
+import type { ApiResponse, RequestOptions } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { awayFromMinuteBoundary, cleanupSharedRedis, storeEnvs } from './helpers.js';
 

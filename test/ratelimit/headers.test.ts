@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiResponse, RequestOptions } from '../helpers/testServer.js';
+import type { ApiResponse, RequestOptions } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { awayFromMinuteBoundary, nextMinuteStart, nowSeconds, parseRateLimit, rateLimitHeaders, sendMany } from './helpers.js';
 

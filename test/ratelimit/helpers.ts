@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import type { ApiResponse, RequestOptions, TestServer } from '../helpers/testServer.js';
+import type { ApiResponse, RequestOptions } from '../helpers/http.js';
+import type { TestServer } from '../helpers/testServer.js';
 
 export { sleep };
 
