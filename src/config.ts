@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   dbPoolMax: number;
+  /** Server processes (node:cluster workers) sharing the port. */
+  workers: number;
   logLevel: string;
   /** Origin (and optional path prefix) that clients use to reach the service; absolute links start with it. */
   publicBaseUrl: string;
@@ -24,6 +26,8 @@ export interface Config {
     plans: Record<'free' | 'pro' | 'business', Quota>;
     anonymous: Quota;
     ban: BanPolicy;
+    /** Requests of one key reserved per Redis round trip when it is far from its limits. */
+    redisBatch: number;
   };
 }
 
@@ -36,6 +40,8 @@ const schema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
+    // Server processes sharing the port (node:cluster); more than 1 needs DATABASE_URL and REDIS_URL.
+    WORKERS: { type: 'integer', minimum: 1, maximum: 64, default: 1 },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -52,6 +58,8 @@ const schema = {
     RATE_LIMIT_ANONYMOUS: { ...QUOTA, default: '60/1000' },
     RATE_LIMIT_BAN_AFTER: { type: 'integer', minimum: 0, default: 10 },
     RATE_LIMIT_BAN_SECONDS: { type: 'integer', minimum: 1, default: 900 },
+    // Most requests of one key reserved per Redis round trip (1: every request goes to Redis).
+    RATE_LIMIT_REDIS_BATCH: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
   },
 } as const;
 
@@ -61,6 +69,7 @@ interface Env {
   DATABASE_URL?: string;
   DATA_DIR: string;
   DB_POOL_MAX: number;
+  WORKERS: number;
   LOG_LEVEL: string;
   PUBLIC_BASE_URL?: string;
   REDIS_URL?: string;
@@ -72,6 +81,7 @@ interface Env {
   RATE_LIMIT_ANONYMOUS: string;
   RATE_LIMIT_BAN_AFTER: number;
   RATE_LIMIT_BAN_SECONDS: number;
+  RATE_LIMIT_REDIS_BATCH: number;
 }
 
 function quota(text: string): Quota {
@@ -89,6 +99,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
   // env: false — only the given variables count, so callers (and tests) decide what the service sees.
   const e = envSchema<Env>({ schema, data, dotenv: false, env: false });
+  if (e.WORKERS > 1 && !e.DATABASE_URL) {
+    throw new Error('WORKERS above 1 needs DATABASE_URL: the embedded database has a single owner process.');
+  }
+  if (e.WORKERS > 1 && !e.REDIS_URL) {
+    throw new Error('WORKERS above 1 needs REDIS_URL: otherwise each worker would count rate limits on its own.');
+  }
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -96,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     dbPoolMax: e.DB_POOL_MAX,
+    workers: e.WORKERS,
     logLevel: e.LOG_LEVEL,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
@@ -105,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },
       anonymous: quota(e.RATE_LIMIT_ANONYMOUS),
       ban: { after: e.RATE_LIMIT_BAN_AFTER, seconds: e.RATE_LIMIT_BAN_SECONDS },
+      redisBatch: e.RATE_LIMIT_REDIS_BATCH,
     },
   };
 }

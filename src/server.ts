@@ -1,6 +1,7 @@
-import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.js';
+import cluster from 'node:cluster';
 import { loadConfig, type Config } from './config.js';
+import { runPrimary } from './process/primary.js';
+import { serve } from './process/serve.js';
 
 let config: Config;
 try {
@@ -10,23 +11,6 @@ try {
   process.exit(1);
 }
 
-const app = await buildApp(config);
-
-// Stop taking connections, let requests in flight finish (bounded), close the database, exit 0.
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-  if (err) app.log.error({ err }, 'fatal error, closing');
-  else app.log.info({ signal }, 'shutting down');
-  await app.close();
-});
-
-await app.listen({ port: config.port, host: config.host });
-
-if (app.database.kind === 'embedded' && (await app.apiKeys.count()) === 0) {
-  // First start of a fresh embedded store: hand the developer a key, once, on the terminal (not in the logs).
-  const { key } = await app.apiKeys.create({ plan: 'free', name: 'development key' });
-  process.stdout.write(
-    `\nCreated a development API key (free plan). It is shown only this once:\n\n  ${key}\n\n` +
-      `Try it:  curl -H "Authorization: Bearer ${key}" ${config.publicBaseUrl}/v1/pets\n` +
-      `Docs:    ${config.publicBaseUrl}/docs\n\n`,
-  );
-}
+// One process, or with WORKERS > 1 a primary that only supervises and workers that serve.
+if (config.workers > 1 && cluster.isPrimary) runPrimary(config);
+else await serve(config);

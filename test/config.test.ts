@@ -19,6 +19,8 @@ describe('configuration', () => {
       business: { perMinute: 1000, perDay: 100000 },
     });
     expect(c.rateLimits.ban).toEqual({ after: 10, seconds: 900 });
+    expect(c.rateLimits.redisBatch).toBe(100);
+    expect(c.workers).toBe(1);
   });
 
   it('reads overrides and strips a trailing slash from the public URL', () => {
@@ -36,6 +38,9 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL/],
     [{ RATE_LIMIT_FREE: '60' }, /RATE_LIMIT_FREE/],
+    [{ RATE_LIMIT_REDIS_BATCH: '0' }, /RATE_LIMIT_REDIS_BATCH/],
+    [{ WORKERS: '2', REDIS_URL: 'redis://r' }, /WORKERS above 1 needs DATABASE_URL/],
+    [{ WORKERS: '2', DATABASE_URL: 'postgres://db/x' }, /WORKERS above 1 needs REDIS_URL/],
   ])('rejects %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
   });

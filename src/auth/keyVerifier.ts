@@ -27,6 +27,10 @@ export function createKeyVerifier(opts: KeyVerifierOptions) {
   const refreshAfter = opts.refreshAfterMs ?? maxAge / 2;
   const now = opts.now ?? Date.now;
   const cache = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000 });
+  // Unknown keys are remembered apart, so a flood of made-up keys cannot evict the real ones.
+  const unknown = new LRUCache<string, Entry>({ max: opts.maxEntries ?? 10_000 });
+  const cacheFor = (entry: Entry) => (entry.identity ? cache : unknown);
+  const cached = (hash: string) => cache.get(hash) ?? unknown.get(hash);
   const inFlight = new Map<string, Promise<Entry>>();
 
   function fetch(hash: string): Promise<Entry> {
@@ -37,7 +41,8 @@ export function createKeyVerifier(opts: KeyVerifierOptions) {
         .lookup(hash)
         .then((identity) => {
           const entry = { identity: identity ?? null, fetchedAt: startedAt };
-          cache.set(hash, entry);
+          cacheFor(entry).set(hash, entry);
+          (entry.identity ? unknown : cache).delete(hash); // a key revoked or (re)issued moves across
           return entry;
         })
         .finally(() => inFlight.delete(hash));
@@ -49,13 +54,19 @@ export function createKeyVerifier(opts: KeyVerifierOptions) {
   return {
     async verify(key: string): Promise<ApiKeyIdentity | undefined> {
       const hash = hashApiKey(key);
-      const cached = cache.get(hash);
-      const age = cached ? now() - cached.fetchedAt : Infinity;
-      if (cached && age < maxAge) {
+      const entry = cached(hash);
+      const age = entry ? now() - entry.fetchedAt : Infinity;
+      if (entry && age < maxAge) {
         if (age >= refreshAfter) fetch(hash).catch((err) => opts.onRefreshError?.(err));
-        return cached.identity ?? undefined;
+        return entry.identity ?? undefined;
       }
       return (await fetch(hash)).identity ?? undefined;
+    },
+
+    /** Whether verify() would answer this key without waiting for the database. */
+    answersAtOnce(key: string): boolean {
+      const entry = cached(hashApiKey(key));
+      return entry !== undefined && now() - entry.fetchedAt < maxAge;
     },
   };
 }

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { parseAuthorization } from '../auth/apiKey.js';
 import { identify } from '../auth/identify.js';
 import type { KeyVerifier } from '../auth/keyVerifier.js';
 import { decide } from '../ratelimit/decision.js';
@@ -36,17 +38,36 @@ export function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions):
     return decide(hit, quota);
   }
 
+  // Addresses whose quota for requests without a valid key is spent (or that are banned),
+  // until when: keys they send that this instance does not already know are not looked up,
+  // so a flood of made-up keys costs the database nothing (GitHub's API does the same).
+  const refused = new LRUCache<string, number>({ max: 50_000 });
+
+  function mustNotLookUp(request: FastifyRequest): boolean {
+    const until = refused.get(request.ip);
+    if (until === undefined || until <= Date.now()) return false;
+    const parsed = parseAuthorization(request.headers.authorization);
+    return parsed.kind === 'key' && !opts.verifier.answersAtOnce(parsed.key);
+  }
+
   app.addHook('onRequest', async (request, reply) => {
     if (EXEMPT.has(request.url.split('?', 1)[0]!)) return;
     let identifyError: unknown;
-    try {
-      await identify(request, opts.verifier);
-    } catch (err) {
-      identifyError = err; // e.g. database down: still counted (by IP), then answered 503
+    if (mustNotLookUp(request)) {
+      request.credentials = 'invalid';
+    } else {
+      try {
+        await identify(request, opts.verifier);
+      } catch (err) {
+        identifyError = err; // e.g. database down: still counted (by IP), then answered 503
+      }
     }
     const { headers, error } = await count(request);
     reply.headers(headers);
-    if (error) throw error;
+    if (error) {
+      if (!request.apiKey) refused.set(request.ip, Date.now() + Number(headers['retry-after'] ?? 0) * 1000);
+      throw error;
+    }
     if (identifyError) throw identifyError;
   });
 }

@@ -1,28 +1,50 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { FastifyBaseLogger } from 'fastify';
 import { projectRoot } from '../paths.js';
 import { createMemoryStore } from './memoryStore.js';
-import type { HitResult, RateLimitStore } from './windows.js';
+import { DAY, MINUTE, type HitResult, type RateLimitStore } from './windows.js';
 
 const SCRIPT = readFileSync(path.join(projectRoot, 'src', 'ratelimit', 'hit.lua'), 'utf8');
 
-type RawResult = [HitResult['outcome'], number, number, number, number];
+type RawResult = [HitResult['outcome'], number, number, number, number, number];
+
+/** Requests reserved in Redis by this instance and not yet used, for one subject in one window. */
+interface Reservation {
+  left: number;
+  minuteCount: number;
+  dayCount: number;
+  /** Redis's clock at the reservation, and this process's, to carry it forward. */
+  redisNow: number;
+  localMs: number;
+  /** When the reserving window ends: Unix seconds by Redis's clock, and this process's ms (a second early, as Redis's clock has whole seconds). */
+  windowEnd: number;
+  expiresAtMs: number;
+}
 
 /**
  * Counters and bans in Redis, shared by every instance. If Redis cannot answer within
  * `timeoutMs`, this instance falls back to its own counters (limits then hold per
  * instance), logs it once, and goes back to Redis as soon as it answers again.
  */
-export function createRedisStore(url: string, log: FastifyBaseLogger, opts: { prefix: string; timeoutMs?: number }): RateLimitStore {
+export function createRedisStore(
+  url: string,
+  log: FastifyBaseLogger,
+  opts: { prefix: string; timeoutMs?: number; batch?: number },
+): RateLimitStore {
   const timeoutMs = opts.timeoutMs ?? 500;
+  const batch = opts.batch ?? 100;
+  const reservations = new LRUCache<string, Reservation>({ max: 10_000 });
   const redis = new Redis(url, {
     enableOfflineQueue: false, // fail at once while disconnected instead of queueing requests
     commandTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     lazyConnect: false,
+    // Hits of concurrent requests issued in the same tick go to Redis as one pipeline: one write, one read.
+    enableAutoPipelining: true,
   });
   redis.on('error', () => {}); // connection errors surface as failed hits, handled below
   redis.defineCommand('rateLimitHit', { numberOfKeys: 0, lua: SCRIPT });
@@ -36,16 +58,50 @@ export function createRedisStore(url: string, log: FastifyBaseLogger, opts: { pr
     }
   });
 
+  /** Keeps `left` reserved requests for this subject, adding to any left from the same window. */
+  function reserve(subject: string, hit: HitResult, left: number): HitResult {
+    const localMs = Date.now();
+    const windowEnd = Math.min((Math.floor(hit.now / MINUTE) + 1) * MINUTE, (Math.floor(hit.now / DAY) + 1) * DAY);
+    const current = reservations.get(subject);
+    const kept = current && current.windowEnd === windowEnd ? current.left : 0;
+    reservations.set(subject, {
+      left: kept + left,
+      minuteCount: hit.minuteCount,
+      dayCount: hit.dayCount,
+      redisNow: hit.now,
+      localMs,
+      windowEnd,
+      expiresAtMs: localMs + (windowEnd - hit.now - 1) * 1000,
+    });
+    // Counted as if the reserved requests came after this one.
+    const unused = kept + left;
+    return { ...hit, minuteCount: hit.minuteCount - unused, dayCount: hit.dayCount - unused };
+  }
+
+  function useReservation(r: Reservation): HitResult {
+    r.left--;
+    return {
+      outcome: 'allowed',
+      minuteCount: r.minuteCount - r.left,
+      dayCount: r.dayCount - r.left,
+      now: r.redisNow + Math.floor((Date.now() - r.localMs) / 1000),
+      banTtl: 0,
+    };
+  }
+
   return {
     async hit(subject, quota, ban) {
+      const reserved = reservations.get(subject);
+      if (reserved && reserved.left > 0 && Date.now() < reserved.expiresAtMs) return useReservation(reserved);
       try {
-        const [outcome, minuteCount, dayCount, now, banTtl] = (await (redis as unknown as {
+        const [outcome, minuteCount, dayCount, now, banTtl, granted] = (await (redis as unknown as {
           rateLimitHit(...args: (string | number)[]): Promise<RawResult>;
-        }).rateLimitHit(opts.prefix + subject, quota.perMinute, quota.perDay, ban.after, ban.seconds)) as RawResult;
+        }).rateLimitHit(opts.prefix + subject, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch)) as RawResult;
         if (degraded) {
           degraded = false;
           log.info('Redis is back: rate limits are shared again');
         }
+        if (granted > 1) return reserve(subject, { outcome, minuteCount, dayCount, now, banTtl }, granted - 1);
         return { outcome, minuteCount, dayCount, now, banTtl };
       } catch (err) {
         if (!degraded) {

@@ -27,6 +27,23 @@ function setup() {
 }
 
 describe('key verifier cache', () => {
+  it('keeps known keys however many unknown ones are tried', async () => {
+    const lookups: string[] = [];
+    const known = generateApiKey();
+    const verifier = createKeyVerifier({
+      lookup: async (hash) => {
+        lookups.push(hash);
+        return hash === hashApiKey(known) ? identity : undefined;
+      },
+      maxEntries: 2,
+    });
+    expect(await verifier.verify(known)).toEqual(identity);
+    for (let i = 0; i < 10; i++) expect(await verifier.verify(generateApiKey())).toBeUndefined();
+    expect(verifier.answersAtOnce(known)).toBe(true);
+    expect(await verifier.verify(known)).toEqual(identity);
+    expect(lookups.filter((h) => h === hashApiKey(known))).toHaveLength(1);
+  });
+
   it('looks a known key up once, then serves it from memory', async () => {
     const t = setup();
     const key = generateApiKey();

@@ -1,4 +1,6 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiResponse } from '../helpers/http.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { awayFromMinuteBoundary, cleanupSharedRedis, REDIS_URL, uniquePrefix } from './helpers.js';
@@ -40,4 +42,58 @@ describe('two instances sharing Redis', () => {
     expect(codes.filter((c) => c === 'rate_limited').length).toBe(10);
     expect(codes.filter((c) => c === 'temporarily_banned').length).toBe(50);
   }, 90_000);
+
+  it('admit exactly the quota of a busy key that reserves requests in batches', async () => {
+    await awayFromMinuteBoundary();
+    // 2,500 a minute: the first requests reserve 2 at a time, the last ones go to Redis one by one.
+    const key = await a!.createKey('enterprise', { perMinute: 2500, perDay: 100_000 });
+    const responses: ApiResponse[] = [];
+    for (let i = 0; i < 2600; i += 20) {
+      responses.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => ((i + j) % 2 === 0 ? a! : b!).request('/v1/pets?limit=1', { key })))));
+    }
+    const count = (status: number) => responses.filter((r) => r.status === status).length;
+    expect({ 200: count(200), 429: count(429) }).toEqual({ 200: 2500, 429: 100 });
+  }, 90_000);
 });
+
+describe('requests reserved in batches from Redis', () => {
+  let server: TestServer;
+  let prefix: string;
+  const redis = new Redis(REDIS_URL);
+  beforeAll(async () => {
+    prefix = uniquePrefix();
+    server = await startTestServer({ REDIS_URL, REDIS_PREFIX: prefix });
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server?.close();
+  });
+
+  it('a key far from its limits costs one Redis round trip per 50 requests, with exact headers', async () => {
+    await awayFromMinuteBoundary();
+    const key = await server.createKey('enterprise', { perMinute: 50_000, perDay: 1_000_000 });
+    const id = (await server.app.apiKeys.list()).find((k) => k.perMinute === 50_000)!.id;
+    const counter = async () => Number(await redis.get(`${prefix}key:${id}:m:${Math.floor(Date.now() / 60_000)}`));
+    const remaining: number[] = [];
+    const counters: number[] = [];
+    for (let i = 0; i < 51; i++) {
+      remaining.push(Number((await server.request('/v1/pets?limit=1', { key })).headers.get('x-ratelimit-remaining')));
+      counters.push(await counter());
+    }
+    // A thousandth of what is left, at most RATE_LIMIT_REDIS_BATCH (100): 50, then 49 more.
+    expect(counters.slice(0, 50)).toEqual(Array(50).fill(50));
+    expect(counters[50]).toBe(99);
+    expect(remaining).toEqual(Array.from({ length: 51 }, (_, i) => 49_999 - i));
+  });
+
+  it('a key near its limits goes to Redis for every request', async () => {
+    await awayFromMinuteBoundary();
+    const key = await server.createKey('enterprise', { perMinute: 1500, perDay: 100_000 });
+    const id = (await server.app.apiKeys.list()).find((k) => k.perMinute === 1500)!.id;
+    for (let i = 1; i <= 3; i++) {
+      await server.request('/v1/pets?limit=1', { key });
+      expect(Number(await redis.get(`${prefix}key:${id}:m:${Math.floor(Date.now() / 60_000)}`))).toBe(i);
+    }
+  });
+});
+

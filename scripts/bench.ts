@@ -1,0 +1,284 @@
+/**
+ * npm run bench [-- --quick]: measures the service against its own ceiling on this
+ * machine, in one run, and writes BENCHMARKS.md. See BENCHMARKS.md for the method.
+ */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { encodeCursor } from '../src/http/cursor.js';
+import { projectRoot } from '../src/paths.js';
+import { LIST, LIST_BY_STATUS } from '../src/repositories/pets.js';
+import { createEmbeddedDatabase, createPostgresDatabase } from './bench/data.js';
+import { measure, type Arm, type Measurement } from './bench/load.js';
+import { renderReport, type Report } from './bench/report.js';
+import { median, rotate } from './bench/stats.js';
+import { startTarget, type Target } from './bench/targets.js';
+
+const quick = process.argv.includes('--quick');
+const settings = quick
+  ? { seconds: 1, rounds: 2, warmupSeconds: 0.5, latencySeconds: 1, latencyRounds: 1, connections: 10 }
+  : { seconds: 5, rounds: 5, warmupSeconds: 2, latencySeconds: 5, latencyRounds: 3, connections: 10 };
+const SMALL_PETS = 10_000;
+const SCALE_PETS = 1_000_000;
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const runId = `${process.pid}`;
+
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+// The service as shipped (default log level, pool and serialization), with limits that
+// are counted on every request but never reached.
+const serviceEnv = {
+  RATE_LIMIT_ANONYMOUS: '100000000/1000000000',
+  REDIS_PREFIX: `bench-${runId}:`,
+};
+
+const cleanups: Array<() => Promise<unknown>> = [];
+async function cleanup() {
+  for (const fn of cleanups.reverse()) await fn().catch((err) => log(`cleanup: ${err.message}`));
+}
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+async function redisReachable(): Promise<boolean> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Runs every arm once per round, in a rotating order; the median of the rounds is the result. */
+async function rounds(arms: Arm[], rounds: number, opts: { seconds: number; rate?: number }) {
+  const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
+  for (const arm of arms) await measure(arm, { seconds: settings.warmupSeconds, connections: settings.connections });
+  for (let r = 0; r < rounds; r++) {
+    for (const arm of rotate(arms, r)) {
+      const m = await measure(arm, { seconds: opts.seconds, connections: settings.connections, rate: opts.rate });
+      results.get(arm.name)!.push(m);
+      log(`  round ${r + 1}/${rounds} ${arm.name.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
+    }
+  }
+  return results;
+}
+
+async function main(): Promise<Report> {
+  const started = Date.now();
+  log(`Animal Store benchmark (${quick ? 'quick' : 'full'}): ${settings.rounds} rounds of ${settings.seconds} s per arm`);
+
+  log('Preparing databases…');
+  const pgDb = await createPostgresDatabase(adminUrl, `as_bench_${runId}`, SMALL_PETS);
+  cleanups.push(() => pgDb.drop());
+  const embedded = await createEmbeddedDatabase(SMALL_PETS);
+  cleanups.push(() => embedded.drop());
+  const withRedis = await redisReachable();
+  if (!withRedis) log(`Redis at ${redisUrl} is not reachable: the Redis arms are skipped.`);
+
+  log('Starting servers…');
+  const start = async (name: string, entry: string, env: Record<string, string>, ready: string) => {
+    const t = await startTarget(name, entry, env, ready);
+    cleanups.push(() => t.stop());
+    return t;
+  };
+  const service = await start('service (Postgres)', 'src/server.ts', { ...serviceEnv, ...pgDb.env }, '/readyz');
+  const serviceRedis = withRedis
+    ? await start('service (Postgres, Redis limiter)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, REDIS_URL: redisUrl }, '/readyz')
+    : undefined;
+  const serviceRedisEach = withRedis
+    ? await start('service (Postgres, Redis limiter, batch 1)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, REDIS_URL: redisUrl, RATE_LIMIT_REDIS_BATCH: '1' }, '/readyz')
+    : undefined;
+  const serviceCluster = withRedis
+    ? await start('service (2 workers, Redis limiter)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, REDIS_URL: redisUrl, WORKERS: '2', DB_POOL_MAX: '5' }, '/readyz')
+    : undefined;
+  const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
+  const fastify = await start('bare Fastify + same SQL and pool', 'scripts/bench/baselineServer.ts', pgDb.env, '/pets/1');
+  const bare = await start('bare node:http, constant array', 'scripts/bench/bareServer.ts', {}, '/');
+  // As shipped, anonymous limits included: the flood of unknown keys meets them.
+  const serviceDefaults = await start('service (default anonymous limits)', 'src/server.ts', { REDIS_PREFIX: serviceEnv.REDIS_PREFIX, ...pgDb.env }, '/readyz');
+  const targets: Target[] = [service, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceEmbedded, fastify, bare, serviceDefaults];
+
+  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+  const json = { 'content-type': 'application/json' };
+  const body = JSON.stringify({ name: 'Bench', categoryId: 1 });
+  const serviceArms = (t: Target, key: string, prefix: string): Record<string, Arm> => ({
+    list20: { name: `${prefix} listPets limit=20`, url: `${t.baseUrl}/v1/pets?limit=20`, headers: auth(key) },
+    list100: { name: `${prefix} listPets limit=100`, url: `${t.baseUrl}/v1/pets?limit=100`, headers: auth(key) },
+    listStatus: { name: `${prefix} listPets status=pending`, url: `${t.baseUrl}/v1/pets?limit=20&status=pending`, headers: auth(key) },
+    create: { name: `${prefix} createPet`, url: `${t.baseUrl}/v1/pets`, method: 'POST', headers: { ...auth(key), ...json }, body, expect: 201 },
+    get: { name: `${prefix} getPet`, url: `${t.baseUrl}/v1/pets/1`, headers: auth(key) },
+    unauthorized: { name: `${prefix} 401 (no key)`, url: `${t.baseUrl}/v1/pets`, expect: 401 },
+  });
+  const svc = serviceArms(service, pgDb.key, 'service');
+  const redis = serviceRedis ? serviceArms(serviceRedis, pgDb.key, 'service+Redis') : undefined;
+  const clustered = serviceCluster ? serviceArms(serviceCluster, pgDb.key, 'service 2 workers') : undefined;
+  const redisEach = serviceRedisEach ? serviceArms(serviceRedisEach, pgDb.key, 'service+Redis batch 1') : undefined;
+  const lite = serviceArms(serviceEmbedded, embedded.key, 'service on PGlite');
+  const base: Record<string, Arm> = {
+    list20: { name: 'Fastify listPets limit=20', url: `${fastify.baseUrl}/pets?limit=20` },
+    list100: { name: 'Fastify listPets limit=100', url: `${fastify.baseUrl}/pets?limit=100` },
+    listStatus: { name: 'Fastify listPets status=pending', url: `${fastify.baseUrl}/pets?limit=20&status=pending` },
+    create: { name: 'Fastify createPet', url: `${fastify.baseUrl}/pets`, method: 'POST', headers: json, body, expect: 201 },
+    get: { name: 'Fastify getPet', url: `${fastify.baseUrl}/pets/1` },
+  };
+  const constant: Arm = { name: 'node:http constant array', url: `${bare.baseUrl}/` };
+
+  log('Throughput (maximum, interleaved rounds)…');
+  const throughputArms = [
+    svc.list20!, base.list20!, svc.list100!, base.list100!, svc.listStatus!, base.listStatus!,
+    svc.create!, base.create!, svc.get!, base.get!, svc.unauthorized!, constant,
+    ...(redis ? [redis.list20!, redis.get!] : []),
+    ...(redisEach ? [redisEach.list20!, redisEach.get!] : []),
+    ...(clustered ? [clustered.list20!, clustered.get!] : []),
+    lite.list20!, lite.get!,
+  ];
+  const throughput = await rounds(throughputArms, settings.rounds, { seconds: settings.seconds });
+
+  log('Database round trips per request (known key)…');
+  const roundTrips = await transactionsPerRequest(pgDb.env.DATABASE_URL!, svc.list20!);
+
+  log('Latency at a fixed rate…');
+  const latencyArms = [svc.list20!, base.list20!, ...(redis ? [redis.list20!] : []), lite.list20!, svc.get!];
+  const slowest = Math.min(...latencyArms.map((a) => median(throughput.get(a.name)!.map((m) => m.rps))));
+  const rate = Math.max(10, Math.floor(slowest * 0.6));
+  const latency = await rounds(latencyArms, settings.latencyRounds, { seconds: settings.latencySeconds, rate });
+
+  log('A burst of unknown keys against known-key traffic…');
+  const burst = await unknownKeyBurst(serviceDefaults, serviceArms(serviceDefaults, pgDb.key, 'service').get!, rate);
+
+  log(`Scale: ${SCALE_PETS.toLocaleString('en')} pets…`);
+  const scale = await scaleWithData(rate);
+
+  const peakRss = Object.fromEntries(targets.map((t) => [t.name, t.peakRssMiB()]));
+  return {
+    quick,
+    settings,
+    durationSeconds: (Date.now() - started) / 1000,
+    throughput,
+    latency,
+    latencyRate: rate,
+    roundTrips,
+    burst,
+    scale,
+    peakRss,
+    versions: await versions(),
+    pets: SMALL_PETS,
+  };
+}
+
+/** Transactions the database committed per request (pg_stat_database), over one run of an arm. */
+async function transactionsPerRequest(databaseUrl: string, arm: Arm) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const name = new URL(databaseUrl).pathname.slice(1);
+  // Backends report their counts when they exit: end the service's connections to read them now.
+  const flush = async () => {
+    await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+    await new Promise((r) => setTimeout(r, 300));
+    await client.query('SELECT pg_stat_clear_snapshot()');
+    return Number((await client.query(`SELECT xact_commit FROM pg_stat_database WHERE datname = $1`, [name])).rows[0].xact_commit);
+  };
+  const before = await flush();
+  const m = await measure(arm, { seconds: settings.seconds, connections: settings.connections });
+  const after = await flush();
+  await client.end();
+  // Our own two reads of pg_stat_database count as transactions too.
+  return { requests: m.requests, transactions: after - before - 1, perRequest: (after - before - 1) / m.requests, invalid: m.invalid };
+}
+
+/**
+ * getPet at a fixed rate while another client (its own process) floods the service at the
+ * same rate, once with a new random key per request (each a cache miss and a database
+ * lookup) and once with no key (no database work): the difference is what unknown keys
+ * cost the callers with known ones.
+ */
+async function unknownKeyBurst(service: Target, get: Arm, rate: number) {
+  const result: Record<string, Measurement[]> = { 'unknown keys': [], 'no keys': [] };
+  for (let r = 0; r < settings.latencyRounds; r++) {
+    for (const mode of rotate(['unknown', 'none'] as const, r)) {
+      const flood = runFlood(`${service.baseUrl}/v1/pets/1`, rate, settings.latencySeconds + 1, mode);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // let the flood reach its rate
+      const main = await measure(get, { seconds: settings.latencySeconds, connections: settings.connections, rate });
+      const floodResult = await flood;
+      // 401 until the address's quota for requests without a valid key is spent, 429 after.
+      const wrong = Object.keys(floodResult.statusCodeStats).filter((code) => code !== '401' && code !== '429');
+      if (wrong.length || floodResult.errors) main.invalid = `flood answered ${JSON.stringify(floodResult.statusCodeStats)}, ${floodResult.errors} errors`;
+      result[mode === 'unknown' ? 'unknown keys' : 'no keys']!.push(main);
+      log(`  round ${r + 1} getPet during ${mode === 'unknown' ? 'unknown-key' : 'no-key'} flood: p50 ${main.p50.toFixed(2)} ms  p99 ${main.p99.toFixed(2)} ms${main.invalid ? `  INVALID: ${main.invalid}` : ''}`);
+    }
+  }
+  return result;
+}
+
+function runFlood(url: string, rate: number, seconds: number, mode: 'unknown' | 'none') {
+  return new Promise<{ statusCodeStats: Record<string, { count: number }>; errors: number }>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/bench/flood.ts', url, String(rate), String(seconds), mode],
+      { cwd: projectRoot },
+      (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))),
+    );
+  });
+}
+
+/** First page against a page deep in the cursor chain, with and without the status filter, on a large table. */
+async function scaleWithData(rate: number) {
+  const seededAt = Date.now();
+  const db = await createPostgresDatabase(adminUrl, `as_bench_scale_${runId}`, SCALE_PETS);
+  const seedSeconds = (Date.now() - seededAt) / 1000;
+  cleanups.push(() => db.drop());
+  const t = await startTarget('service (1M pets)', 'src/server.ts', { ...serviceEnv, ...db.env }, '/readyz');
+  cleanups.push(() => t.stop());
+  const deepId = SCALE_PETS - 10_000;
+  const cursor = encodeCursor(deepId);
+  const headers = { authorization: `Bearer ${db.key}` };
+  const arms: Arm[] = [
+    { name: 'first page', url: `${t.baseUrl}/v1/pets?limit=20`, headers },
+    { name: `page after id ${deepId.toLocaleString('en')}`, url: `${t.baseUrl}/v1/pets?limit=20&cursor=${cursor}`, headers },
+    { name: 'first page, status=sold', url: `${t.baseUrl}/v1/pets?limit=20&status=sold`, headers },
+    { name: `page after id ${deepId.toLocaleString('en')}, status=sold`, url: `${t.baseUrl}/v1/pets?limit=20&status=sold&cursor=${cursor}`, headers },
+  ];
+  const latency = await rounds(arms, settings.latencyRounds, { seconds: settings.latencySeconds, rate });
+  const explain = async (sql: string, params: unknown[]) =>
+    (await db.db.pool.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, params)).rows
+      .map((r) => r['QUERY PLAN'] as string)
+      .join('\n');
+  const plans = {
+    [LIST]: await explain(LIST, [deepId, 21]),
+    [LIST_BY_STATUS]: await explain(LIST_BY_STATUS, [deepId, 21, 'sold']),
+  };
+  await t.stop();
+  return { pets: SCALE_PETS, seedSeconds, arms: arms.map((a) => a.name), latency, plans };
+}
+
+async function versions() {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  const postgres = (await client.query('SHOW server_version')).rows[0].server_version as string;
+  await client.end();
+  const { PGlite } = await import('@electric-sql/pglite');
+  const lite = await PGlite.create();
+  const pglite = (await lite.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+  await lite.close();
+  return { node: process.version, postgres, pglite };
+}
+
+try {
+  const report = await main();
+  const file = path.join(projectRoot, 'BENCHMARKS.md');
+  const { markdown, failures } = renderReport(report);
+  await writeFile(file, markdown);
+  log(`\nWrote ${path.relative(process.cwd(), file)} in ${report.durationSeconds.toFixed(0)} s.`);
+  if (failures.length) log(`Targets missed or arms invalid:\n  ${failures.join('\n  ')}`);
+  process.exitCode = failures.some((f) => f.startsWith('invalid')) ? 1 : 0;
+} catch (err) {
+  log(`bench failed: ${(err as Error).stack}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

@@ -1,0 +1,70 @@
+import autocannon from 'autocannon';
+
+/** One kind of request against one target: what an arm of the benchmark sends. */
+export interface Arm {
+  name: string;
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Every answer must have this status, or the run is invalid (default 200). */
+  expect?: number;
+}
+
+export interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  /** Why the run is not a result: wrong statuses, errors or timeouts. */
+  invalid?: string;
+}
+
+/** Runs autocannon (one HTTP/1.1 request in flight per connection, no pipelining). */
+export async function measure(
+  arm: Arm,
+  opts: { seconds: number; connections: number; rate?: number },
+): Promise<Measurement> {
+  const times: number[] = [];
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: arm.url,
+        method: arm.method ?? 'GET',
+        headers: arm.headers,
+        body: arm.body,
+        connections: opts.connections,
+        pipelining: 1,
+        duration: opts.seconds,
+        overallRate: opts.rate,
+        timeout: 10,
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    // autocannon's own percentiles are whole milliseconds; these keep the microseconds.
+    instance.on('response', (_client, _status, _bytes, ms) => times.push(ms));
+  });
+  times.sort((a, b) => a - b);
+  const expected = String(arm.expect ?? 200);
+  const wrong = Object.entries(result.statusCodeStats ?? {})
+    .filter(([code]) => code !== expected)
+    .map(([code, s]) => `${s.count}×${code}`);
+  const problems = [
+    ...wrong,
+    ...(result.errors ? [`${result.errors} errors`] : []),
+    ...(result.timeouts ? [`${result.timeouts} timeouts`] : []),
+  ];
+  const requests = result.requests.total;
+  return {
+    rps: requests / result.duration,
+    p50: percentile(times, 0.5),
+    p99: percentile(times, 0.99),
+    requests,
+    ...(problems.length || requests === 0 ? { invalid: problems.join(', ') || 'no requests' } : {}),
+  };
+}
+
+/** The nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], q: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
+}

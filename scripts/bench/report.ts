@@ -1,0 +1,179 @@
+import os from 'node:os';
+import type { Measurement } from './load.js';
+import { median } from './stats.js';
+
+type Results = Map<string, Measurement[]>;
+
+export interface Report {
+  quick: boolean;
+  settings: { seconds: number; rounds: number; warmupSeconds: number; latencySeconds: number; latencyRounds: number; connections: number };
+  durationSeconds: number;
+  pets: number;
+  throughput: Results;
+  latency: Results;
+  latencyRate: number;
+  roundTrips: { requests: number; transactions: number; perRequest: number; invalid?: string | undefined };
+  burst: Record<string, Measurement[]>;
+  scale: { pets: number; seedSeconds: number; arms: string[]; latency: Results; plans: Record<string, string> };
+  peakRss: Record<string, number>;
+  versions: { node: string; postgres: string; pglite: string };
+}
+
+interface Check {
+  what: string;
+  ratio: number | undefined;
+  range: string;
+  target: string;
+  met: boolean | undefined;
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const invalidOf = (ms: Measurement[] | undefined) => ms?.find((m) => m.invalid)?.invalid;
+
+/** The median of per-round ratios a/b: paired rounds cancel the drift of a shared, noisy machine. */
+function pairedRatio(results: Results, a: string, b: string, field: 'rps' | 'p50' | 'p99'): Omit<Check, 'what' | 'target' | 'met'> & { invalid?: string } {
+  const ra = results.get(a);
+  const rb = results.get(b);
+  if (!ra || !rb) return { ratio: undefined, range: 'not run' };
+  const invalid = invalidOf(ra) ?? invalidOf(rb);
+  if (invalid) return { ratio: undefined, range: `invalid: ${invalid}`, invalid };
+  const ratios = ra.map((m, i) => m[field] / rb[i]![field]);
+  return { ratio: median(ratios), range: `${fmt(Math.min(...ratios))}–${fmt(Math.max(...ratios))}` };
+}
+
+export function renderReport(r: Report): { markdown: string; failures: string[] } {
+  const failures: string[] = [];
+  const checks: Check[] = [];
+  const check = (what: string, results: Results, a: string, b: string, field: 'rps' | 'p50' | 'p99', target?: [string, (x: number) => boolean]) => {
+    const p = pairedRatio(results, a, b, field);
+    const met = target && p.ratio !== undefined ? target[1](p.ratio) : undefined;
+    if (p.invalid) failures.push(`invalid: ${what}: ${p.invalid}`);
+    else if (met === false) failures.push(`target missed: ${what} = ${fmt(p.ratio!)} (target ${target![0]})`);
+    checks.push({ what, ratio: p.ratio, range: p.range, target: target?.[0] ?? '', met });
+  };
+  const T = r.throughput;
+  check('listPets limit=20: service / bare Fastify (throughput)', T, 'service listPets limit=20', 'Fastify listPets limit=20', 'rps', ['≥ 0.80', (x) => x >= 0.8]);
+  check('listPets limit=100: service / bare Fastify', T, 'service listPets limit=100', 'Fastify listPets limit=100', 'rps');
+  check('listPets status filter: service / bare Fastify', T, 'service listPets status=pending', 'Fastify listPets status=pending', 'rps');
+  check('createPet: service / bare Fastify', T, 'service createPet', 'Fastify createPet', 'rps');
+  check('getPet: service / bare Fastify', T, 'service getPet', 'Fastify getPet', 'rps');
+  check('401 path: service / bare node:http', T, 'service 401 (no key)', 'node:http constant array', 'rps');
+  check('listPets limit=20: service / bare node:http', T, 'service listPets limit=20', 'node:http constant array', 'rps');
+  check('listPets limit=20: Redis limiter / in-process limiter', T, 'service+Redis listPets limit=20', 'service listPets limit=20', 'rps', ['≥ 0.85', (x) => x >= 0.85]);
+  check('getPet: Redis limiter / in-process limiter', T, 'service+Redis getPet', 'service getPet', 'rps', ['≥ 0.85', (x) => x >= 0.85]);
+  check('listPets limit=20: Redis limiter, a round trip per request (batch 1) / in-process', T, 'service+Redis batch 1 listPets limit=20', 'service listPets limit=20', 'rps');
+  check('getPet: Redis limiter, a round trip per request (batch 1) / in-process', T, 'service+Redis batch 1 getPet', 'service getPet', 'rps');
+  check('listPets limit=20: 2 workers (cluster, Redis) / 1 process (Redis)', T, 'service 2 workers listPets limit=20', 'service+Redis listPets limit=20', 'rps');
+  check('getPet: 2 workers (cluster, Redis) / 1 process (Redis)', T, 'service 2 workers getPet', 'service+Redis getPet', 'rps');
+  check('listPets limit=20: PGlite / Postgres', T, 'service on PGlite listPets limit=20', 'service listPets limit=20', 'rps');
+  check('getPet: PGlite / Postgres', T, 'service on PGlite getPet', 'service getPet', 'rps');
+  const L = r.latency;
+  check('listPets limit=20 p50 latency at fixed rate: service / bare Fastify', L, 'service listPets limit=20', 'Fastify listPets limit=20', 'p50');
+  check('listPets limit=20 p99 latency at fixed rate: service / bare Fastify', L, 'service listPets limit=20', 'Fastify listPets limit=20', 'p99');
+  const S = r.scale.latency;
+  const [first, deep, firstSold, deepSold] = r.scale.arms as [string, string, string, string];
+  check('deep page / first page, p50 latency', S, deep, first, 'p50', ['≤ 1.20', (x) => x <= 1.2]);
+  check('deep page / first page, status=sold, p50 latency', S, deepSold, firstSold, 'p50', ['≤ 1.20', (x) => x <= 1.2]);
+  check('deep page / first page, p99 latency', S, deep, first, 'p99');
+  check('deep page / first page, status=sold, p99 latency', S, deepSold, firstSold, 'p99');
+  const burst = new Map(Object.entries(r.burst));
+  check('getPet p50 during a flood of unknown keys / during a flood without keys', burst, 'unknown keys', 'no keys', 'p50', ['≤ 1.20', (x) => x <= 1.2]);
+  check('getPet p99 during a flood of unknown keys / during a flood without keys', burst, 'unknown keys', 'no keys', 'p99');
+
+  const rt = r.roundTrips;
+  const rtMet = !rt.invalid && rt.perRequest < 1.05;
+  if (rt.invalid) failures.push(`invalid: database round trips: ${rt.invalid}`);
+  else if (!rtMet) failures.push(`target missed: ${fmt(rt.perRequest)} database transactions per listPets request (target 1.00: none for the key)`);
+
+  const planChecks = Object.entries(r.scale.plans).map(([sql, plan]) => {
+    const ok = /Index Scan/.test(plan) && !/Seq Scan|Sort/.test(plan);
+    if (!ok) failures.push(`target missed: the plan of "${sql}" is not an index range scan`);
+    return { sql, plan, ok };
+  });
+
+  const cpu = os.cpus();
+  const lines: string[] = [];
+  const out = (s = '') => lines.push(s);
+  out('# Benchmarks');
+  out();
+  out(`Generated by \`npm run bench${r.quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}; every number below comes from that one run`);
+  out('on one machine. Regenerate it with `npm run bench` (about 10 minutes) or `npm run bench -- --quick` (about a minute, fewer and shorter rounds).');
+  out();
+  out(`- **Machine**: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 0)} GiB RAM, ${os.type()} ${os.release()} (a shared VM: absolute numbers are this machine's only)`);
+  out(`- **Versions**: Node ${r.versions.node}, PostgreSQL ${r.versions.postgres} (local, TCP), PGlite (Postgres ${r.versions.pglite}, WASM)`);
+  out(`- **Load**: autocannon, ${r.settings.connections} connections, no pipelining, in the same machine as the servers (it competes with them for the 2 cores)`);
+  out(`- **Rounds**: ${r.settings.rounds} interleaved rounds of ${r.settings.seconds} s per arm (order rotated each round) after a ${r.settings.warmupSeconds} s warm-up; latency: ${r.settings.latencyRounds} rounds of ${r.settings.latencySeconds} s at a fixed ${r.latencyRate} req/s (60% of the slowest arm's maximum)`);
+  out(`- **Data**: ${r.pets.toLocaleString('en')} pets for the throughput arms; ${r.scale.pets.toLocaleString('en')} pets for the scale arms (seeded with generate_series in ${fmt(r.scale.seedSeconds, 1)} s)`);
+  out(`- Run time ${fmt(r.durationSeconds, 0)} s. An arm with any unexpected status, error or timeout is invalid and gives no result.`);
+  out();
+  out('## Ratios (same run)');
+  out();
+  out('Each ratio is the median of the per-round ratios (the two arms of a round ran minutes apart at most); the range is the lowest and highest round.');
+  out();
+  out('| comparison | ratio | rounds | target | met |');
+  out('|---|---:|---|---|---|');
+  for (const c of checks) out(`| ${c.what} | ${c.ratio === undefined ? '—' : fmt(c.ratio)} | ${c.range} | ${c.target} | ${c.met === undefined ? '' : c.met ? 'yes' : '**no**'} |`);
+  out(`| database transactions per listPets request with a known key | ${rt.invalid ? '—' : fmt(rt.perRequest)} | ${rt.transactions} / ${rt.requests} requests | 1.00 (no key lookup) | ${rt.invalid ? 'invalid' : rtMet ? 'yes' : '**no**'} |`);
+  out();
+  out('## Throughput (maximum)');
+  out();
+  out('| arm | req/s (median) | p50 ms | p99 ms | valid |');
+  out('|---|---:|---:|---:|---|');
+  for (const [name, ms] of T) out(row(name, ms, 'rps'));
+  out();
+  out(`## Latency at ${r.latencyRate} req/s`);
+  out();
+  out('| arm | req/s | p50 ms | p99 ms | valid |');
+  out('|---|---:|---:|---:|---|');
+  for (const [name, ms] of L) out(row(name, ms, 'rps'));
+  out();
+  out('## Unknown keys');
+  out();
+  out(`getPet with a known key at ${r.latencyRate} req/s on a service with the default anonymous limits (60 a minute per address), while a second client process sends the same rate of requests from the same address with a new random key each, against the same with no key at all. Once the address has spent its quota for requests without a valid key, keys it sends that the service does not already know are not looked up, so the flood costs no database work.`);
+  out();
+  out('| flood | p50 ms | p99 ms | valid |');
+  out('|---|---:|---:|---|');
+  for (const [name, ms] of burst) out(`| ${name} | ${fmt(median(ms.map((m) => m.p50)), 1)} | ${fmt(median(ms.map((m) => m.p99)), 1)} | ${invalidOf(ms) ?? 'yes'} |`);
+  out();
+  out(`## Scale: ${r.scale.pets.toLocaleString('en')} pets`);
+  out();
+  out(`listPets (limit 20) at ${r.latencyRate} req/s, first page against a page deep in the cursor chain.`);
+  out();
+  out('| page | req/s | p50 ms | p99 ms | valid |');
+  out('|---|---:|---:|---:|---|');
+  for (const [name, ms] of S) out(row(name, ms, 'rps'));
+  out();
+  out('The query plans, deep in the table (`EXPLAIN ANALYZE`):');
+  out();
+  for (const p of planChecks) {
+    out(`\`${p.sql}\`: ${p.ok ? 'an index range scan, no sort' : '**not an index range scan**'}`);
+    out();
+    out('```');
+    out(p.plan);
+    out('```');
+    out();
+  }
+  out('## Peak memory');
+  out();
+  out('| server | peak RSS (VmHWM) |');
+  out('|---|---:|');
+  for (const [name, mib] of Object.entries(r.peakRss)) out(`| ${name} | ${fmt(mib, 0)} MiB |`);
+  out();
+  out('## What the arms are');
+  out();
+  out('- **service**: `src/server.ts` as shipped (default settings: pool of 10, log level info), on Postgres, with an enterprise key whose quota is never reached, so every request is authenticated (from the key cache), counted by the limiter, validated and serialized from the schema.');
+  out('- **service+Redis**: the same with `REDIS_URL`: the limiter script runs in Redis; a key this far from its limits reserves up to 100 requests per round trip (`RATE_LIMIT_REDIS_BATCH`).');
+  out('- **service+Redis batch 1**: the same with `RATE_LIMIT_REDIS_BATCH=1`: a Redis round trip for every request, as before batching.');
+  out('- **service 2 workers**: `WORKERS=2` (node:cluster, one port), each with a pool of 5 and the Redis limiter, so the quota holds across workers; on this 2-core machine they share the cores with Postgres, Redis and autocannon.');
+  out('- **service on PGlite**: the same on the embedded database (no `DATABASE_URL`).');
+  out('- **Fastify**: `scripts/bench/baselineServer.ts`, the ceiling: bare Fastify running the service repository\'s SQL through the same pool settings, with no authentication, rate limits, validation or response schema.');
+  out('- **node:http**: `scripts/bench/bareServer.ts`, the floor of HTTP on Node: a constant 20-pet array.');
+  out();
+  return { markdown: lines.join('\n'), failures };
+}
+
+function row(name: string, ms: Measurement[], _field: 'rps'): string {
+  const invalid = invalidOf(ms);
+  if (invalid) return `| ${name} | — | — | — | **invalid**: ${invalid} |`;
+  return `| ${name} | ${fmt(median(ms.map((m) => m.rps)), 0)} | ${fmt(median(ms.map((m) => m.p50)), 1)} | ${fmt(median(ms.map((m) => m.p99)), 1)} | yes |`;
+}

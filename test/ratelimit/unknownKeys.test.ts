@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { awayFromMinuteBoundary } from './helpers.js';
+
+const madeUpKey = () => `as_${randomBytes(32).toString('base64url')}`;
+
+describe('an address that keeps sending unknown keys', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ RATE_LIMIT_ANONYMOUS: '3/100', RATE_LIMIT_BAN_AFTER: '1000' });
+  });
+  afterAll(() => server?.close());
+
+  it('stops costing database lookups once its quota without a valid key is spent', async () => {
+    await awayFromMinuteBoundary();
+    const known = await server.createKey('business');
+    expect((await server.request('/v1/pets', { key: known })).status).toBe(200); // now in the key cache
+    const query = vi.spyOn(server.app.database.pool, 'query');
+
+    const first = [];
+    for (let i = 0; i < 4; i++) first.push((await server.request('/v1/pets', { key: madeUpKey() })).status);
+    expect(first).toEqual([401, 401, 401, 429]);
+    const lookupsWhileAllowed = query.mock.calls.length;
+    expect(lookupsWhileAllowed).toBe(4); // one per unknown key
+
+    const flood = await Promise.all(Array.from({ length: 50 }, () => server.request('/v1/pets', { key: madeUpKey() })));
+    expect(new Set(flood.map((r) => r.status))).toEqual(new Set([429]));
+    expect(query.mock.calls.length, 'lookups made for a refused address').toBe(lookupsWhileAllowed);
+
+    // Known keys from the same address are served as before (from the cache, then the list query).
+    expect((await server.request('/v1/pets', { key: known })).status).toBe(200);
+    query.mockRestore();
+  });
+});
