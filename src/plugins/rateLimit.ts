@@ -38,16 +38,24 @@ export function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions):
     return decide(hit, quota);
   }
 
-  // Addresses whose quota for requests without a valid key is spent (or that are banned),
-  // until when: keys they send that this instance does not already know are not looked up,
-  // so a flood of made-up keys costs the database nothing (GitHub's API does the same).
-  const refused = new LRUCache<string, number>({ max: 50_000 });
+  // Addresses whose quota for requests without a valid key is spent (or that are banned):
+  // until when, and when a key they sent was last looked up. Keys they send that this
+  // instance does not already know are looked up at most once a second, so a flood of
+  // made-up keys costs the database next to nothing, while a real key from the same
+  // address (a shared NAT) is still verified after a retry or two.
+  const refused = new LRUCache<string, { until: number; lookedUpAt: number }>({ max: 50_000 });
 
   function mustNotLookUp(request: FastifyRequest): boolean {
-    const until = refused.get(request.ip);
-    if (until === undefined || until <= Date.now()) return false;
+    const state = refused.get(request.ip);
+    const now = Date.now();
+    if (state === undefined || state.until <= now) return false;
     const parsed = parseAuthorization(request.headers.authorization);
-    return parsed.kind === 'key' && !opts.verifier.answersAtOnce(parsed.key);
+    if (parsed.kind !== 'key' || opts.verifier.answersAtOnce(parsed.key)) return false;
+    if (now - state.lookedUpAt >= 1000) {
+      state.lookedUpAt = now;
+      return false;
+    }
+    return true;
   }
 
   app.addHook('onRequest', async (request, reply) => {
@@ -65,7 +73,10 @@ export function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions):
     const { headers, error } = await count(request);
     reply.headers(headers);
     if (error) {
-      if (!request.apiKey) refused.set(request.ip, Date.now() + Number(headers['retry-after'] ?? 0) * 1000);
+      if (!request.apiKey) {
+        const until = Date.now() + Number(headers['retry-after'] ?? 0) * 1000;
+        refused.set(request.ip, { until, lookedUpAt: refused.get(request.ip)?.lookedUpAt ?? 0 });
+      }
       throw error;
     }
     if (identifyError) throw identifyError;
