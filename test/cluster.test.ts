@@ -1,16 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, runScript, spawnScript } from './helpers/run.js';
+import { freePort, runScript, spawnScript, waitUntilAnswers } from './helpers/run.js';
+import { createServerDatabase, type ServerDatabase } from './helpers/testDatabase.js';
 import { awayFromMinuteBoundary, cleanupSharedRedis, REDIS_URL, uniquePrefix } from './ratelimit/helpers.js';
 
-/**
- * WORKERS=2: node:cluster workers on one port. Needs Postgres (the embedded store has one
- * owner) and Redis, whichever backend the rest of the suite uses.
- */
-const adminUrl = process.env.DATABASE_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const dbName = `as_cluster_${process.pid}`;
-const admin = new pg.Client({ connectionString: adminUrl });
 /** The primary's worker processes (tsx also starts an esbuild process, which is not one). */
 const childPids = (pid: number) =>
   execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
@@ -18,32 +11,30 @@ const childPids = (pid: number) =>
     .filter((line) => line.includes('src/server.ts'))
     .map((line) => Number(line.trim().split(/\s+/)[0]));
 
+/**
+ * WORKERS=2: node:cluster workers on one port. Needs Postgres (the embedded store has one
+ * owner) and Redis, whichever backend the rest of the suite uses.
+ */
 describe('several workers (WORKERS=2)', () => {
   let env: Record<string, string>;
   let base: string;
   let primary: ReturnType<typeof spawnScript>;
   let exited: Promise<number | null>;
+  let db: ServerDatabase;
 
   beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${dbName}`;
+    db = await createServerDatabase('cluster');
     const port = await freePort();
-    env = { DATABASE_URL: url.toString(), REDIS_URL, REDIS_PREFIX: uniquePrefix(), WORKERS: '2', PORT: String(port), LOG_LEVEL: 'warn' };
+    env = { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), WORKERS: '2', PORT: String(port), LOG_LEVEL: 'warn' };
     primary = spawnScript('src/server.ts', env);
     exited = new Promise((resolve) => primary.once('exit', resolve));
     base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 300 && !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntilAnswers(`${base}/readyz`);
   }, 60_000);
 
   afterAll(async () => {
     if (primary.exitCode === null) primary.kill('SIGKILL');
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await db?.drop();
     await cleanupSharedRedis();
   });
 

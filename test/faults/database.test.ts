@@ -1,37 +1,23 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
-/**
- * Database faults need a real Postgres server to break, whichever backend the rest of
- * the suite uses: DATABASE_URL if set, else the local one.
- */
-const adminUrl = process.env.DATABASE_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const dbName = `as_faults_${process.pid}`;
-const admin = new pg.Client({ connectionString: adminUrl });
+/** Database faults need a real Postgres server to break, whichever backend the rest of the suite uses. */
+let db: ServerDatabase;
 let server: TestServer;
 
 async function terminateConnections() {
-  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+  await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
 }
 
 beforeAll(async () => {
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  server = await startTestServer({ DATABASE_URL: url.toString() }, {
-    env: { DATABASE_URL: url.toString() },
-    drop: async () => {},
-  });
+  db = await createServerDatabase('faults');
+  server = await startTestServer({}, db);
 });
 
 afterAll(async () => {
   await server?.close();
-  await admin.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => {});
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await db?.drop();
 });
 
 describe('database faults', () => {
@@ -49,7 +35,7 @@ describe('database faults', () => {
     const ok = await server.request('/v1/pets', { body: { name: 'before', categoryId: 1 } });
     created.push(ok.body.id);
 
-    await admin.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
+    await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
     await terminateConnections();
 
     const started = Date.now();
@@ -62,7 +48,7 @@ describe('database faults', () => {
     const ready = await fetch(`${server.baseUrl}/readyz`);
     expect(ready.status).toBe(503);
 
-    await admin.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
+    await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
     const after = await server.request('/v1/pets', { body: { name: 'after', categoryId: 1 } });
     expect(after.status).toBe(201);
     created.push(after.body.id);

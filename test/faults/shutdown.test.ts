@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import { freePort, runScript, spawnScript } from '../helpers/run.js';
+import { freePort, runScript, spawnScript, waitUntilAnswers } from '../helpers/run.js';
 import { createTestDatabase } from '../helpers/testDatabase.js';
 
 it('on SIGTERM under load, finishes what it accepted, loses nothing, and exits 0', async () => {
@@ -10,9 +10,7 @@ it('on SIGTERM under load, finishes what it accepted, loses nothing, and exits 0
   const server = spawnScript('src/server.ts', env);
   const exit = new Promise<number | null>((resolve) => server.once('exit', resolve));
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300 && !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilAnswers(`${base}/healthz`);
   const key = (await runScript('scripts/apikey.ts', ['create', '--plan', 'business'], env)).stdout.trim().split('\n').at(-1)!;
 
   const send = (i: number) =>

@@ -39,3 +39,12 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Polls `url` until it answers 2xx (a server process finishing its start), for up to 30 s. */
+export async function waitUntilAnswers(url: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer within 30 s`);
+}

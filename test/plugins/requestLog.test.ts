@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, runScript, spawnScript } from '../helpers/run.js';
+import { freePort, runScript, spawnScript, waitUntilAnswers } from '../helpers/run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 
 /** The server's own log output, as an operator would collect it from stdout. */
@@ -19,9 +19,7 @@ describe('request logs', () => {
     server.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     const exited = new Promise((resolve) => server.once('exit', resolve));
     const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 300 && !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntilAnswers(`${base}/healthz`);
     key = (await runScript('scripts/apikey.ts', ['create', '--plan', 'business'], env)).stdout.trim().split('\n').at(-1)!;
     const requests: Array<[string, RequestInit]> = [
       ['/v1/pets', { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-ok' } }],
