@@ -137,36 +137,39 @@ export interface components {
         /** @description A page of animals, ordered by `id` ascending. */
         Pets: components["schemas"]["Pet"][];
         /**
-         * @description The body of every error response. `code` is stable and meant for
-         *     programs; `message` is for people and may change. Codes in use (new
-         *     ones may be added):
+         * @description Machine-readable error code. New codes may be added within `/v1`;
+         *     treat an unknown code by its HTTP status.
          *
          *     | code | status | meaning |
          *     |---|---|---|
          *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
+         *     | `bad_request` | 400 | The request is malformed in another way (not valid HTTP, or a bad percent-encoding in the URL). |
          *     | `unauthorized` | 401 | The API key is missing, malformed, unknown or revoked. |
          *     | `not_found` | 404 | No such route. |
          *     | `pet_not_found` | 404 | No animal has this identifier. |
+         *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
+         *     | `request_timeout` | 408 | The request took too long to arrive. |
          *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
          *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
          *     | `rate_limited` | 429 | A per-minute or per-day quota is used up. |
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
-         *     | `bad_request` | 400 | The request is malformed in another way (for example not valid HTTP). |
-         *     | `request_timeout` | 408 | The request took too long to arrive (answered by the HTTP layer, no operation involved). |
-         *     | `headers_too_large` | 431 | The request headers are too large (answered by the HTTP layer, no operation involved). |
+         *     | `headers_too_large` | 431 | The request headers are too large. |
          *     | `internal_error` | 500 | An unexpected error. |
-         *     | `service_unavailable` | 503 | The database is unavailable. |
+         *     | `service_unavailable` | 503 | The database is unavailable, or this instance is shutting down. |
+         * @example validation_failed
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "service_unavailable";
+        /**
+         * @description The body of every error response. `code` is stable and meant for
+         *     programs; `message` is for people and may change.
          */
         Error: {
-            /**
-             * @description Machine-readable error code (see the table above).
-             * @example validation_failed
-             */
-            code: string;
+            code: components["schemas"]["ErrorCode"];
             /**
              * @description Human-readable description.
              * @example body/name must NOT have fewer than 1 characters

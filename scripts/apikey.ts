@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { openCliDatabase } from './cliDatabase.js';
 import { isWellFormedKey } from '../src/auth/apiKey.js';
-import { apiKeysRepository, PLANS, type ApiKeyRecord, type Plan } from '../src/repositories/apiKeys.js';
+import { apiKeysRepository, PLANS, type ApiKeyRecord, type Plan } from '../src/auth/apiKeys.js';
 
 const USAGE = `Usage:
   npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n>]

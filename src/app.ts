@@ -1,29 +1,24 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { createKeyVerifier } from './auth/keyVerifier.js';
+import apiPlugin from './api/plugin.js';
+import apiKeysPlugin from './auth/keysPlugin.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/database.js';
-import { clientErrorHandler } from './http/clientError.js';
+import databasePlugin from './db/plugin.js';
+import docsPlugin from './docs/plugin.js';
+import { clientErrorHandler } from './errors/clientError.js';
+import errorsPlugin, { handleError } from './errors/plugin.js';
+import healthPlugin from './health/plugin.js';
 import { requestId } from './http/requestId.js';
-import { loadDocument } from './openapi/document.js';
-import { registerApi } from './plugins/api.js';
-import { registerDocs } from './plugins/docs.js';
-import { registerErrorHandler } from './plugins/errorHandler.js';
-import { registerHealth } from './plugins/health.js';
-import { registerRateLimit } from './plugins/rateLimit.js';
-import { registerRequestLog } from './plugins/requestLog.js';
-import { BODY_LIMIT, registerJsonBody } from './plugins/jsonBody.js';
-import { registerSecurityHeaders } from './plugins/securityHeaders.js';
-import { registerValidation } from './plugins/validation.js';
-import { createMemoryStore } from './ratelimit/memoryStore.js';
-import { createRedisStore } from './ratelimit/redisStore.js';
-import { apiKeysRepository, type ApiKeysRepository } from './repositories/apiKeys.js';
-import { petsRepository, type PetsRepository } from './repositories/pets.js';
+import requestLogPlugin from './http/requestLog.js';
+import securityHeadersPlugin from './http/securityHeaders.js';
+import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
+import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
+import { apiBasePath, loadDocument } from './openapi/document.js';
+import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    database: Database;
-    apiKeys: ApiKeysRepository;
-  }
+export interface AppOptions {
+  /** Time for everything that counts or caches; tests pass a clock they move. */
+  clock?: Clock;
 }
 
 /**
@@ -37,68 +32,48 @@ function closeKeepAliveConnectionsOnShutdown(app: FastifyInstance): void {
   });
 }
 
-/** Idempotency keys are kept 24 hours; older ones are deleted hourly, and once at start. */
-function scheduleIdempotencyExpiry(app: FastifyInstance, pets: PetsRepository): void {
-  const expire = () =>
-    pets.expireIdempotencyKeys(24).catch((err) => app.log.warn({ err }, 'expiring idempotency keys failed'));
-  void expire();
-  const timer = setInterval(expire, 60 * 60 * 1000).unref();
-  app.addHook('onClose', async () => clearInterval(timer));
-}
-
-/** Builds the whole service, ready to listen. The database is opened here and closed with the app. */
-export async function buildApp(config: Config): Promise<FastifyInstance> {
+/**
+ * Builds the whole service as a tree of plugins, ready to listen:
+ * root: errors, security headers, request log, and the shared capabilities (database,
+ * API keys, rate-limit store); beside each other: health, docs, and the API under its
+ * base path, which alone authenticates and counts.
+ */
+export async function buildApp(config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const clock = opts.clock ?? systemClock;
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      // Nothing logs request headers (see requestLog.ts); this is the safety net if something ever does.
+      // Nothing logs request headers (see http/requestLog.ts); this is the safety net if something ever does.
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
     },
-    // Fastify's two lines per request are replaced by one (plugins/requestLog.ts).
+    // Fastify's two lines per request are replaced by one (http/requestLog.ts).
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Router errors (bad percent-encoding, over-long parameters) and closing take the one error path too.
+    frameworkErrors: handleError,
+    return503OnClosing: false,
     clientErrorHandler,
   });
-
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolMax: config.dbPoolMax,
-    embeddedMode: 'serve',
-    onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
-  });
-  app.addHook('onClose', () => database.close());
   closeKeepAliveConnectionsOnShutdown(app);
 
-  const apiKeys = apiKeysRepository(database.pool);
-  app.decorate('database', database);
-  app.decorate('apiKeys', apiKeys);
-
-  const store = config.redisUrl ? createRedisStore(config.redisUrl, app.log, { prefix: config.redisPrefix, batch: config.rateLimits.redisBatch }) : createMemoryStore();
-  app.addHook('onClose', () => store.close());
-
   const doc = loadDocument();
-  registerRequestLog(app);
-  registerValidation(app);
-  registerJsonBody(app);
-  registerErrorHandler(app);
-  registerSecurityHeaders(app);
-  registerRateLimit(app, {
-    store,
-    ...config.rateLimits,
-    verifier: createKeyVerifier({
-      lookup: (hash) => apiKeys.authenticate(hash),
-      onRefreshError: (err) => app.log.warn({ err }, 'background API key refresh failed'),
-    }),
-  });
-  registerHealth(app, database.pool, store);
-  await registerDocs(app, doc, config.publicBaseUrl);
-  const pets = petsRepository(database.pool);
-  await registerApi(app, { doc, pets, publicBaseUrl: config.publicBaseUrl });
-  scheduleIdempotencyExpiry(app, pets);
+  const basePath = apiBasePath(doc);
+
+  await app.register(errorsPlugin);
+  await app.register(securityHeadersPlugin);
+  await app.register(requestLogPlugin);
+  await app.register(databasePlugin, { config });
+  await app.register(apiKeysPlugin, { clock });
+  await app.register(rateLimitStorePlugin, { config, clock });
+  await app.register(idempotencyExpiryPlugin);
+
+  await app.register(healthPlugin);
+  await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });
+  await app.register(apiPlugin, { prefix: basePath, doc, config, clock, basePath });
+
   await app.ready();
   return app;
 }

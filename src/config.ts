@@ -1,5 +1,5 @@
 import { envSchema } from 'env-schema';
-import type { BanPolicy, Quota } from './ratelimit/windows.js';
+import type { BanPolicy, Quota } from './ratelimit/store.js';
 
 const QUOTA = { type: 'string', pattern: '^[1-9][0-9]{0,8}/[1-9][0-9]{0,9}$' } as const;
 

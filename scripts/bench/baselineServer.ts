@@ -4,7 +4,7 @@
  */
 import Fastify from 'fastify';
 import { createPool } from '../../src/db/pgPool.js';
-import { petsRepository, type NewPet, type PetStatus } from '../../src/repositories/pets.js';
+import { petsRepository, type NewPet, type PetStatus } from '../../src/pets/repository.js';
 
 const pool = createPool({
   max: Number(process.env.DB_POOL_MAX ?? 10),

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { apiKeysRepository } from '../../src/repositories/apiKeys.js';
+import { apiKeysRepository } from '../../src/auth/apiKeys.js';
 
 /** Room for every request of the benchmark: limits are counted, never reached. */
 export const HIGH_QUOTA = { perMinute: 100_000_000, perDay: 1_000_000_000 };

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ApiKeyIdentity } from '../repositories/apiKeys.js';
+import type { ApiKeyIdentity } from './apiKeys.js';
 import { hashApiKey } from './apiKey.js';
 
 interface Entry {

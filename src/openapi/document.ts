@@ -32,6 +32,21 @@ export function loadDocument(file = openapiPath): OpenApiDocument {
   return parse(readFileSync(file, 'utf8')) as OpenApiDocument;
 }
 
+/**
+ * The path prefix of the API (`/v1`): the path of the document's first server URL, with
+ * its variables at their defaults. Every server of the document shares it.
+ */
+export function apiBasePath(doc: OpenApiDocument): string {
+  const first = doc.servers?.[0];
+  if (!first) throw new Error('openapi.yaml has no servers: the API base path comes from servers[0].url');
+  const variables = (first.variables ?? {}) as Record<string, { default: string }>;
+  const url = first.url.replace(/\{(\w+)\}/g, (_, name: string) => variables[name]?.default ?? name);
+  return new URL(url).pathname.replace(/\/+$/, '');
+}
+
+/** An OpenAPI path template (`/pets/{petId}`) as a Fastify route path (`/pets/:petId`). */
+export const toRoutePath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
+
 /** Every operation of the document, keyed by operationId. */
 export function operationsById(doc: OpenApiDocument): Map<string, OperationEntry> {
   const result = new Map<string, OperationEntry>();

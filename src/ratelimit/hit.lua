@@ -1,9 +1,8 @@
 -- One atomic round trip: ban check, both fixed UTC windows, rejection count.
 -- ARGV: subject (with the deployment's prefix), perMinute, perDay, banAfter, banSeconds,
--- batch (most requests to reserve at once). Uses Redis's clock so all instances agree.
+-- batch (most requests to reserve at once), now (Unix seconds, the instance's clock).
 -- Returns outcome, minute count, day count, now, ban TTL, requests reserved.
-local t = redis.call('TIME')
-local now = tonumber(t[1])
+local now = tonumber(ARGV[7])
 local p = ARGV[1]
 local perMinute = tonumber(ARGV[2])
 local perDay = tonumber(ARGV[3])

@@ -1,14 +1,17 @@
 import { LRUCache } from 'lru-cache';
-import { DAY, MINUTE, type BanPolicy, type HitResult, type Quota, type RateLimitStore } from './windows.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { BanPolicy, HitResult, Quota, RateLimitStore } from './store.js';
+import { DAY, MINUTE } from './windows.js';
 
 /**
  * Counters in this process: exact for one instance. The same algorithm as the Redis
  * script, so a fallback from Redis keeps the same behaviour per instance.
  */
-export function createMemoryStore(opts: { maxSubjects?: number; now?: () => number } = {}): RateLimitStore & {
+export function createMemoryStore(opts: { maxSubjects?: number; clock?: Clock } = {}): RateLimitStore & {
   hitSync(subject: string, quota: Quota, ban: BanPolicy): HitResult;
 } {
-  const nowSeconds = () => Math.floor((opts.now ?? Date.now)() / 1000);
+  const clock = opts.clock ?? systemClock;
+  const nowSeconds = () => Math.floor(clock() / 1000);
   // Each value expires with its window, so memory stays bounded by the number of active subjects.
   const counters = new LRUCache<string, number>({ max: (opts.maxSubjects ?? 50_000) * 4, ttlAutopurge: false });
   const bans = new LRUCache<string, number>({ max: opts.maxSubjects ?? 50_000 });

@@ -3,9 +3,11 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { FastifyBaseLogger } from 'fastify';
+import { systemClock, type Clock } from '../clock.js';
 import { projectRoot } from '../paths.js';
 import { createMemoryStore } from './memoryStore.js';
-import { DAY, MINUTE, type HitResult, type RateLimitStore } from './windows.js';
+import type { HitResult, RateLimitStore } from './store.js';
+import { DAY, MINUTE, windowEnd } from './windows.js';
 
 const SCRIPT = readFileSync(path.join(projectRoot, 'src', 'ratelimit', 'hit.lua'), 'utf8');
 
@@ -16,24 +18,23 @@ interface Reservation {
   left: number;
   minuteCount: number;
   dayCount: number;
-  /** Redis's clock at the reservation, and this process's, to carry it forward. */
-  redisNow: number;
-  localMs: number;
-  /** When the reserving window ends: Unix seconds by Redis's clock, and this process's ms (a second early, as Redis's clock has whole seconds). */
+  /** When the reserving window ends, in Unix seconds and in ms (a second early, as windows are counted in whole seconds). */
   windowEnd: number;
   expiresAtMs: number;
 }
 
 /**
- * Counters and bans in Redis, shared by every instance. If Redis cannot answer within
- * `timeoutMs`, this instance falls back to its own counters (limits then hold per
- * instance), logs it once, and goes back to Redis as soon as it answers again.
+ * Counters and bans in Redis, shared by every instance. Windows follow the instances'
+ * clocks (keep them NTP-synchronised). If Redis cannot answer within `timeoutMs`, this
+ * instance falls back to its own counters (limits then hold per instance), logs it once,
+ * and goes back to Redis as soon as it answers again.
  */
 export function createRedisStore(
   url: string,
   log: FastifyBaseLogger,
-  opts: { prefix: string; timeoutMs?: number; batch?: number },
+  opts: { prefix: string; timeoutMs?: number; batch?: number; clock?: Clock },
 ): RateLimitStore {
+  const clock = opts.clock ?? systemClock;
   const timeoutMs = opts.timeoutMs ?? 500;
   const batch = opts.batch ?? 100;
   const reservations = new LRUCache<string, Reservation>({ max: 10_000 });
@@ -48,7 +49,7 @@ export function createRedisStore(
   });
   redis.on('error', () => {}); // connection errors surface as failed hits, handled below
   redis.defineCommand('rateLimitHit', { numberOfKeys: 0, lua: SCRIPT });
-  const fallback = createMemoryStore();
+  const fallback = createMemoryStore({ clock });
   let degraded = false;
   // Back to shared limits as soon as the connection is, even on an instance with no traffic.
   redis.on('ready', () => {
@@ -60,18 +61,15 @@ export function createRedisStore(
 
   /** Keeps `left` reserved requests for this subject, adding to any left from the same window. */
   function reserve(subject: string, hit: HitResult, left: number): HitResult {
-    const localMs = Date.now();
-    const windowEnd = Math.min((Math.floor(hit.now / MINUTE) + 1) * MINUTE, (Math.floor(hit.now / DAY) + 1) * DAY);
+    const ends = Math.min(windowEnd(hit.now, MINUTE), windowEnd(hit.now, DAY));
     const current = reservations.get(subject);
-    const kept = current && current.windowEnd === windowEnd ? current.left : 0;
+    const kept = current && current.windowEnd === ends ? current.left : 0;
     reservations.set(subject, {
       left: kept + left,
       minuteCount: hit.minuteCount,
       dayCount: hit.dayCount,
-      redisNow: hit.now,
-      localMs,
-      windowEnd,
-      expiresAtMs: localMs + (windowEnd - hit.now - 1) * 1000,
+      windowEnd: ends,
+      expiresAtMs: (ends - 1) * 1000,
     });
     // Counted as if the reserved requests came after this one.
     const unused = kept + left;
@@ -84,7 +82,7 @@ export function createRedisStore(
       outcome: 'allowed',
       minuteCount: r.minuteCount - r.left,
       dayCount: r.dayCount - r.left,
-      now: r.redisNow + Math.floor((Date.now() - r.localMs) / 1000),
+      now: Math.floor(clock() / 1000),
       banTtl: 0,
     };
   }
@@ -92,11 +90,11 @@ export function createRedisStore(
   return {
     async hit(subject, quota, ban) {
       const reserved = reservations.get(subject);
-      if (reserved && reserved.left > 0 && Date.now() < reserved.expiresAtMs) return useReservation(reserved);
+      if (reserved && reserved.left > 0 && clock() < reserved.expiresAtMs) return useReservation(reserved);
       try {
         const [outcome, minuteCount, dayCount, now, banTtl, granted] = (await (redis as unknown as {
           rateLimitHit(...args: (string | number)[]): Promise<RawResult>;
-        }).rateLimitHit(opts.prefix + subject, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch)) as RawResult;
+        }).rateLimitHit(opts.prefix + subject, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, Math.floor(clock() / 1000))) as RawResult;
         if (degraded) {
           degraded = false;
           log.info('Redis is back: rate limits are shared again');

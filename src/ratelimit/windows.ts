@@ -2,32 +2,5 @@
 export const MINUTE = 60;
 export const DAY = 86_400;
 
-export interface Quota {
-  perMinute: number;
-  perDay: number;
-}
-
-export interface BanPolicy {
-  /** More rejected requests than this within one clock minute starts a ban. */
-  after: number;
-  seconds: number;
-}
-
-/** What a store answers for one request. Counts are after this request (an admitted one is counted). */
-export interface HitResult {
-  outcome: 'allowed' | 'limited' | 'banned' | 'ban-started';
-  minuteCount: number;
-  dayCount: number;
-  /** Unix seconds, from the store's clock (Redis's, when shared). */
-  now: number;
-  /** Seconds left of the ban, when banned. */
-  banTtl: number;
-}
-
-export interface RateLimitStore {
-  /** Counts a request of `subject` against both windows and the ban, atomically. */
-  hit(subject: string, quota: Quota, ban: BanPolicy): Promise<HitResult>;
-  /** 'shared' when counters live in Redis, 'local' when in this process (by choice or as a fallback). */
-  mode(): 'shared' | 'local' | 'local-fallback';
-  close(): Promise<void>;
-}
+/** Unix seconds at which the window of `length` seconds containing `now` ends. */
+export const windowEnd = (now: number, length: number) => (Math.floor(now / length) + 1) * length;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor } from '../../src/http/cursor.js';
+import { encodeCursor } from '../../src/pets/cursor.js';
 import type { ApiResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, parseAuthorization } from '../../src/auth/apiKey.js';
 import { createKeyVerifier } from '../../src/auth/keyVerifier.js';
-import type { ApiKeyIdentity } from '../../src/repositories/apiKeys.js';
+import type { ApiKeyIdentity } from '../../src/auth/apiKeys.js';
 
 const identity: ApiKeyIdentity = { id: 1, plan: 'free', perMinute: null, perDay: null };
 

@@ -37,7 +37,7 @@ describe('npm run apikey', () => {
   });
 
   it('the key works against the server, and revoke (by key, then by id) stops it', async () => {
-    const server = await startTestServer({}, db);
+    const server = await startTestServer({}, { db });
     try {
       expect((await server.request('/v1/pets', { key: created })).status).toBe(200);
       const byKey = await apikey('revoke', created);

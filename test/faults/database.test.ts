@@ -12,7 +12,7 @@ async function terminateConnections() {
 
 beforeAll(async () => {
   db = await createServerDatabase('faults');
-  server = await startTestServer({}, db);
+  server = await startTestServer({}, { db });
 });
 
 afterAll(async () => {

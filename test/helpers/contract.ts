@@ -28,8 +28,14 @@ export function expectMatchesContract(method: string, url: string, res: Contract
     response = resolve(found.op.responses[String(res.status)]);
     expect(response, `${where} is not documented in openapi.yaml`).toBeDefined();
   } else {
-    // Not an operation (unknown route or method): the service promises the Error body.
-    expect(res.status, `${where}: unknown routes answer 404`).toBe(404);
+    // Not an operation: a known path with another method is 405 with Allow, anything else 404; both the Error body.
+    const allowed = operations.filter((o) => o.regex.test(path)).map((o) => o.method);
+    if (allowed.length > 0) {
+      expect(res.status, `${where}: a known path with another method answers 405`).toBe(405);
+      expect(res.headers.get('allow'), where).toBe(allowed.join(', '));
+    } else {
+      expect(res.status, `${where}: unknown routes answer 404`).toBe(404);
+    }
     response = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }, headers: {} };
   }
   const media = response.content?.['application/json'];

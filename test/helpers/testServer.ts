@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import type { Plan } from '../../src/repositories/apiKeys.js';
+import type { Plan } from '../../src/auth/apiKeys.js';
 import { expectMatchesContract } from './contract.js';
 import { methodOf, send, type ApiResponse, type RequestOptions } from './http.js';
 import { createTestDatabase, type TestDatabase } from './testDatabase.js';
@@ -20,11 +21,19 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** A database shared with other servers or made by the test; by default one of its own, dropped on close. */
+  db?: TestDatabase;
+  /** The clock behind rate limits and the key cache; by default the system clock. */
+  clock?: Clock;
+}
+
 /** Builds the app exactly as server.ts does, on a fresh database, listening on a free port. */
-export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, opts: TestServerOptions = {}): Promise<TestServer> {
+  const { db, clock } = opts;
   const database = db ?? (await createTestDatabase());
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...database.env, ...env });
-  const app = await buildApp(config);
+  const app = await buildApp(config, { clock });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;

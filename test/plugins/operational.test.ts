@@ -35,7 +35,7 @@ describe('operational endpoints and cross-cutting behaviour', () => {
 
   it.each([
     ['GET', '/v1/nope'],
-    ['DELETE', '/v1/pets'],
+    ['DELETE', '/v1/nope'],
     ['GET', '/nothing-here'],
   ])('answers an unknown route %s %s with 404 in the Error shape', async (method, path) => {
     const res = await server.request(path, { method });

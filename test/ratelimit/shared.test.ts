@@ -14,13 +14,13 @@ describe('two instances sharing Redis', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix() };
-    a = await startTestServer(env, db);
+    a = await startTestServer(env, { db });
     // An embedded (PGlite) store has one owner, which serves it on a Unix socket in its data
     // directory: the second instance connects to that socket, as to any shared Postgres.
     const viaSocket: Record<string, string> = db.env.DATABASE_URL
       ? {}
       : { DATABASE_URL: `postgres://postgres@localhost:5432/postgres?host=${encodeURIComponent(db.env.DATA_DIR!)}` };
-    b = await startTestServer({ ...env, ...viaSocket }, db);
+    b = await startTestServer({ ...env, ...viaSocket }, { db });
   });
   afterAll(async () => {
     await b?.close(); // first: with PGlite, `a` serves the database `b` uses

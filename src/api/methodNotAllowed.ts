@@ -1,0 +1,25 @@
+import type { FastifyInstance, HTTPMethods } from 'fastify';
+import { errors } from '../errors/apiError.js';
+import { toRoutePath, type OpenApiDocument } from '../openapi/document.js';
+
+const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/**
+ * A path of the document asked with a method it does not have: 405 with `Allow`
+ * (RFC 9110 §15.5.6) rather than 404, for every method the router knows.
+ */
+export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument): void {
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const allowed = Object.keys(item).filter((m) => OPERATION_METHODS.has(m)).map((m) => m.toUpperCase());
+    const allow = allowed.join(', ');
+    const others = app.supportedMethods.filter((m) => !allowed.includes(m)) as HTTPMethods[];
+    app.route({
+      method: others,
+      url: toRoutePath(path),
+      exposeHeadRoute: false,
+      handler: async (request) => {
+        throw errors.method_not_allowed(`${request.method} is not allowed here; use ${allow}.`, { allow });
+      },
+    });
+  }
+}

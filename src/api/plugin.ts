@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import authentication from '../auth/plugin.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { notFound } from '../errors/plugin.js';
+import { operationsById, type OpenApiDocument } from '../openapi/document.js';
+import type { OperationId } from '../openapi/operationTypes.js';
+import { petHandlers } from '../pets/handlers.js';
+import { petsRepository } from '../pets/repository.js';
+import rateLimit from '../ratelimit/plugin.js';
+import { registerJsonBody } from './jsonBody.js';
+import { methodNotAllowedRoutes } from './methodNotAllowed.js';
+import { operationRoutes } from './routes.js';
+import { registerValidation } from './validation.js';
+
+export interface ApiOptions {
+  doc: OpenApiDocument;
+  config: Config;
+  clock: Clock;
+  /** The API's path prefix (from openapi.yaml's servers), under which this plugin is registered. */
+  basePath: string;
+}
+
+/**
+ * The versioned API, one encapsulated scope: everything registered here (and only here)
+ * is authenticated first, then counted against its quota, validated against openapi.yaml
+ * and answered with JSON that is never cached. Unknown paths and methods inside it are
+ * answered within the scope, so they are counted too.
+ */
+export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions): Promise<void> {
+  const { doc, config, clock, basePath } = opts;
+  registerValidation(app);
+  registerJsonBody(app);
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  await app.register(authentication, { clock });
+  await app.register(rateLimit, { ...config.rateLimits, clock });
+
+  const operations = operationsById(doc);
+  const pathOf = (operationId: OperationId) => `${basePath}${operations.get(operationId)!.path}`;
+  const handlers = petHandlers({
+    pets: petsRepository(app.database.pool),
+    urls: {
+      pet: (id) => pathOf('getPet').replace('{petId}', String(id)),
+      list: (query) => `${config.publicBaseUrl}${pathOf('listPets')}?${query}`,
+    },
+  });
+  await operationRoutes(app, {
+    doc,
+    handlers,
+    operationUrl: (entry) => `${config.publicBaseUrl}${basePath}${entry.path}`,
+  });
+  methodNotAllowedRoutes(app, doc);
+  app.setNotFoundHandler(notFound);
+}

@@ -1,0 +1,56 @@
+import type { components } from '../../generated/openapi.js';
+
+/** The codes openapi.yaml lists (ErrorCode): a code the document lacks is a type error here. */
+export type ErrorCode = components['schemas']['ErrorCode'];
+
+/** The HTTP status of each code; `satisfies` makes a missing or unknown code a type error. */
+const STATUS = {
+  validation_failed: 400,
+  invalid_json: 400,
+  invalid_cursor: 400,
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  pet_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  idempotency_key_in_use: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  temporarily_banned: 429,
+  headers_too_large: 431,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const satisfies Record<ErrorCode, number>;
+
+/** A failure with a stable Error `code`; the error path turns it into the spec's Error body. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = STATUS[code];
+  }
+}
+
+type Factory = (message: string, headers?: Record<string, string>) => ApiError;
+
+/** One factory per code, named after it: `errors.pet_not_found('Pet 4 not found.')`. */
+export const errors = Object.fromEntries(
+  (Object.keys(STATUS) as ErrorCode[]).map((code) => [code, (message: string, headers?: Record<string, string>) => new ApiError(code, message, headers)]),
+) as Record<ErrorCode, Factory>;
+
+/** Every code with its status, for the test that holds openapi.yaml's table to it. */
+export const errorStatuses: Readonly<Record<ErrorCode, number>> = STATUS;
+
+export const serviceUnavailable = (retryAfterSeconds = 5) =>
+  errors.service_unavailable('The service is temporarily unavailable. Retry later.', {
+    'retry-after': String(retryAfterSeconds),
+  });

@@ -1,0 +1,15 @@
+import type { Socket } from 'node:net';
+import { errors } from './apiError.js';
+import { writeErrorToSocket } from './render.js';
+
+/** Requests Node's HTTP parser rejects before Fastify sees them (oversized headers, bad request lines, timeouts). */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? errors.headers_too_large('Request headers are too large.')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? errors.request_timeout('The request took too long to arrive.')
+        : errors.bad_request('The request is not valid HTTP.');
+  writeErrorToSocket(socket, error);
+}

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiError } from './apiError.js';
+
+/** Headers every response carries; errors set them themselves, as router errors skip the hooks. */
+export function baseHeaders(requestId: string): Record<string, string> {
+  return { 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
+}
+
+/** The one shape of every non-2xx answer: the Error body, its headers, never cached. */
+export function errorResponse(err: ApiError, requestId: string) {
+  return {
+    statusCode: err.statusCode,
+    headers: {
+      ...baseHeaders(requestId),
+      'cache-control': 'no-store',
+      'content-type': 'application/json; charset=utf-8',
+      ...err.headers,
+    },
+    body: { code: err.code, message: err.message, status: err.statusCode },
+  };
+}
+
+/** Sends an error through Fastify (hooks such as the rate-limit headers still apply). */
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  const { statusCode, headers, body } = errorResponse(err, request.id);
+  return reply.code(statusCode).headers(headers).send(body);
+}
+
+/** Writes an error straight to a socket Node's HTTP parser gave up on, then closes it. */
+export function writeErrorToSocket(socket: Socket, err: ApiError): void {
+  const { statusCode, headers, body } = errorResponse(err, randomUUID());
+  const payload = JSON.stringify(body);
+  const lines = Object.entries({ ...headers, connection: 'close', 'content-length': String(Buffer.byteLength(payload)) })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${statusCode} ${err.message}\r\n${lines}\r\n${payload}`);
+}

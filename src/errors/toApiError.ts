@@ -1,0 +1,36 @@
+import type { FastifyError } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { BODY_LIMIT } from '../limits.js';
+import { ApiError, errors, serviceUnavailable } from './apiError.js';
+
+/** Fastify's own errors a client causes, as the ApiError each becomes. */
+const FASTIFY_ERRORS: Record<string, (err: FastifyError) => ApiError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => errors.payload_too_large(`Request body is larger than ${BODY_LIMIT} bytes.`),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => errors.unsupported_media_type('Content-Type must be application/json (UTF-8).'),
+  FST_ERR_CTP_INVALID_TYPE: () => errors.unsupported_media_type('Content-Type must be application/json (UTF-8).'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: (err) => errors.invalid_json(err.message),
+  FST_ERR_CTP_INVALID_JSON_BODY: (err) => errors.invalid_json(err.message),
+  FST_ERR_BAD_URL: () => errors.bad_request('The URL is not valid: it has a malformed percent-encoding.'),
+  // Over maxParamLength: no valid identifier is that long, so it is a validation error, not a 414.
+  FST_ERR_MAX_PARAM_LENGTH: () => errors.validation_failed('A path parameter is too long.'),
+};
+
+export interface Classified {
+  error: ApiError;
+  /** How the failure is logged: bugs as errors, outages as warnings, client mistakes not at all. */
+  log?: 'warn' | 'error';
+}
+
+/** Maps anything thrown while serving a request to the ApiError it is answered with. */
+export function toApiError(err: FastifyError | Error): Classified {
+  if (err instanceof ApiError) return { error: err, ...(err.statusCode >= 500 && { log: 'warn' as const }) };
+  const fastifyError = err as FastifyError;
+  if (fastifyError.validation) return { error: errors.validation_failed(err.message) };
+  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
+  if (known) return { error: known(fastifyError) };
+  if (isDatabaseUnavailable(err)) return { error: serviceUnavailable(), log: 'warn' };
+  if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return { error: errors.bad_request(err.message) };
+  }
+  return { error: errors.internal_error('Internal server error.'), log: 'error' };
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { serviceUnavailable } from '../errors/apiError.js';
+
+/**
+ * Liveness and readiness probes, outside the API: no authentication, not counted.
+ * A successful probe is not logged (`quietWhenOk`): load balancers ask every few seconds.
+ */
+export default async function healthPlugin(app: FastifyInstance): Promise<void> {
+  const config = { quietWhenOk: true };
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  app.get('/healthz', { config }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { config }, async (request) => {
+    try {
+      await app.database.pool.query('SELECT 1');
+    } catch (err) {
+      request.log.warn({ err }, 'readiness check failed: database unreachable');
+      throw serviceUnavailable();
+    }
+    // A Redis outage degrades rate limiting to per-instance counters; the instance still serves.
+    return { status: 'ready', checks: { database: 'ok', rateLimits: app.rateLimitStore.mode() } };
+  });
+}

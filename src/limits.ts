@@ -1,0 +1,13 @@
+/** The service's fixed limits, in one place (openapi.yaml states them for clients). */
+
+/** Largest request body, in bytes (openapi.yaml: "limited to 64 KiB"). */
+export const BODY_LIMIT = 64 * 1024;
+/** Deeper JSON bodies are refused before parsing; no valid request nests beyond 2. */
+export const MAX_JSON_DEPTH = 32;
+/** How long an Idempotency-Key and its saved response are kept (openapi.yaml: "at least 24 hours"). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+/**
+ * Longest path parameter the router matches (Fastify's default is 100). Longer ones are
+ * answered 400 before routing; up to this, a bad id reaches validation like any other.
+ */
+export const MAX_PARAM_LENGTH = 1024;

@@ -1,0 +1,26 @@
+import { errors } from '../errors/apiError.js';
+import type { OperationHandler } from '../openapi/operationTypes.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { PetsRepository } from './repository.js';
+import type { PetUrls } from './urls.js';
+
+export function listPets(deps: { pets: PetsRepository; urls: PetUrls }): OperationHandler<'listPets'> {
+  return async (request, reply) => {
+    // `limit` is always there: validation applies openapi.yaml's default.
+    const { limit, status, cursor } = request.query as { limit: number } & typeof request.query;
+    const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && afterId === undefined) {
+      throw errors.invalid_cursor('querystring/cursor is not a cursor produced by this service.');
+    }
+
+    const page = await deps.pets.list({ limit, status, afterId });
+    const last = page.pets.at(-1);
+    if (page.hasMore && last) {
+      const next = new URLSearchParams({ limit: String(limit) });
+      if (status) next.set('status', status);
+      next.set('cursor', encodeCursor(last.id));
+      reply.header('link', `<${deps.urls.list(next)}>; rel="next"`);
+    }
+    return page.pets;
+  };
+}

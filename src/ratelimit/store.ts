@@ -1,0 +1,31 @@
+/** What a rate-limit store counts against, and what it answers. */
+
+export interface Quota {
+  perMinute: number;
+  perDay: number;
+}
+
+export interface BanPolicy {
+  /** More rejected requests than this within one clock minute starts a ban. */
+  after: number;
+  seconds: number;
+}
+
+/** What a store answers for one request. Counts are after this request (an admitted one is counted). */
+export interface HitResult {
+  outcome: 'allowed' | 'limited' | 'banned' | 'ban-started';
+  minuteCount: number;
+  dayCount: number;
+  /** Unix seconds at which the request was counted. */
+  now: number;
+  /** Seconds left of the ban, when banned. */
+  banTtl: number;
+}
+
+export interface RateLimitStore {
+  /** Counts a request of `subject` against both windows and the ban, atomically. */
+  hit(subject: string, quota: Quota, ban: BanPolicy): Promise<HitResult>;
+  /** 'shared' when counters live in Redis, 'local' when in this process (by choice or as a fallback). */
+  mode(): 'shared' | 'local' | 'local-fallback';
+  close(): Promise<void>;
+}
