@@ -1,4 +1,4 @@
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
@@ -6,9 +6,15 @@ import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 // OpenAPI keywords that are documentation, not validation; declared so ajv's strict mode accepts them.
 const OPENAPI_KEYWORDS = ['example', 'x-deprecation'];
 
-function makeAjv(coerceTypes: false | 'array') {
+/**
+ * An integer in a query string or path is plain decimal digits: not `0x10`, `5.0`, `1e3`
+ * or 400 digits (which ajv's own coercion turns into Infinity and lets through).
+ */
+const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]{0,19})$/;
+
+function makeAjv() {
   const ajv = new Ajv({
-    coerceTypes,
+    coerceTypes: false,
     useDefaults: true,
     removeAdditional: false,
     allErrors: false, // stop at the first error: cheaper, and no regex runs on an over-long string
@@ -19,19 +25,38 @@ function makeAjv(coerceTypes: false | 'array') {
 }
 
 /**
- * Bodies are validated strictly (no coercion: "7" is not 7); query strings, path
- * parameters and headers arrive as text, so there numbers are coerced from strings.
+ * Bodies are validated strictly (no coercion: "7" is not 7). Query strings and path
+ * parameters arrive as text: their integer fields are read as decimal digits first,
+ * then validated just as strictly.
  */
 export function registerValidation(app: FastifyInstance): void {
-  const strict = makeAjv(false);
-  const coercing = makeAjv('array');
+  const ajv = makeAjv();
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-    if (httpPart === 'body') return strict.compile(schema as object);
-    if (httpPart === 'headers') return coercing.compile(lowerCaseHeaders(schema as HeaderSchema));
-    return coercing.compile(schema as object);
+    if (httpPart === 'body') return ajv.compile(schema as object);
+    if (httpPart === 'headers') return ajv.compile(lowerCaseHeaders(schema as HeaderSchema));
+    return withDecimalIntegers(ajv.compile(schema as object), schema as HeaderSchema);
   };
   app.setValidatorCompiler(compiler);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(errors.map((e) => describe(e, dataVar)).join('; ')));
+}
+
+/** Converts the schema's integer fields from decimal text before validating; anything else stays text and fails as "must be integer". */
+function withDecimalIntegers(validate: ValidateFunction, schema: HeaderSchema) {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => (property as { type?: unknown }).type === 'integer')
+    .map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const wrapped = (data: Record<string, unknown>) => {
+    for (const name of integers) {
+      const value = data?.[name];
+      if (typeof value === 'string' && DECIMAL_INTEGER.test(value)) data[name] = Number(value);
+    }
+    const valid = validate(data);
+    wrapped.errors = validate.errors; // Fastify reads the errors from the function it was given
+    return valid;
+  };
+  wrapped.errors = null as ValidateFunction['errors'];
+  return wrapped;
 }
 
 interface HeaderSchema {

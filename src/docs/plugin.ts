@@ -23,7 +23,7 @@ export default async function docsPlugin(app: FastifyInstance, opts: DocsOptions
     servers: [{ url: opts.apiUrl, description: 'This server' }, ...(opts.doc.servers ?? [])],
   };
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (reply.statusCode < 300 && !reply.hasHeader('cache-control')) reply.header('cache-control', CACHE);
+    if (reply.statusCode < 300) reply.header('cache-control', CACHE);
     return payload;
   });
   await app.register(swagger, { mode: 'static', specification: { document: served as never } });

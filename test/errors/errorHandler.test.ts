@@ -1,3 +1,4 @@
+import type net from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import errorsPlugin from '../../src/errors/plugin.js';
@@ -29,5 +30,38 @@ describe('error handler', () => {
     expect(res.headers['retry-after']).toBe('5');
     expect(res.json().code).toBe('service_unavailable');
     expect(res.body).not.toContain('5432');
+  });
+});
+
+describe('while closing', () => {
+  it('answers requests that still arrive with the service 503 Error body and Connection: close', async () => {
+    const app = Fastify({ logger: false, return503OnClosing: false });
+    await app.register(errorsPlugin);
+    // Holds close() after the errors plugin's own preClose, while the listener still accepts.
+    let closingStarted!: () => void;
+    const closing = new Promise<void>((resolve) => (closingStarted = resolve));
+    let finishClosing!: () => void;
+    const gate = new Promise<void>((resolve) => (finishClosing = resolve));
+    app.addHook('preClose', async () => {
+      closingStarted();
+      await gate;
+    });
+    app.get('/fast', async () => ({ ok: true }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as net.AddressInfo;
+    expect((await fetch(`http://127.0.0.1:${port}/fast`)).status).toBe(200);
+
+    const closed = app.close();
+    await closing;
+    const res = await fetch(`http://127.0.0.1:${port}/fast`);
+    finishClosing();
+    await closed;
+
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(res.headers.get('connection')).toBe('close');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });

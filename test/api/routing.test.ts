@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+/** What every error response carries, whichever path produced it. */
+function expectErrorEnvelope(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual({ code, message: expect.any(String), status });
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(res.headers.get('cache-control')).toBe('no-store');
+}
+
+describe('routing errors inside /v1', () => {
+  it('answers a malformed percent-encoding with 400 bad_request before routing', async () => {
+    // Not through server.request: no operation is matched, so no rate-limit fields (documented in openapi.yaml).
+    const res = await fetch(`${server.baseUrl}/v1/pets/%ZZ`, { headers: { authorization: `Bearer ${server.key}` } });
+    expectErrorEnvelope({ status: res.status, headers: res.headers, body: await res.json() }, 400, 'bad_request');
+  });
+
+  it.each([300, 1000])('answers a %i-character id with 400 validation_failed, not 414', async (length) => {
+    const res = await server.request(`/v1/pets/${'1'.repeat(length)}`);
+    expectErrorEnvelope(res, 400, 'validation_failed');
+    expect(res.body.message).toMatch(/petId/);
+  });
+
+  it('answers an id beyond any route parameter length with 400 too', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/pets/${'1'.repeat(2000)}`, { headers: { authorization: `Bearer ${server.key}` } });
+    expectErrorEnvelope({ status: res.status, headers: res.headers, body: await res.json() }, 400, 'validation_failed');
+  });
+
+  it.each([
+    ['DELETE', '/v1/pets/1', 'GET'],
+    ['PATCH', '/v1/pets/1', 'GET'],
+    ['PUT', '/v1/pets/1', 'GET'],
+    ['POST', '/v1/pets/1', 'GET'],
+    ['PUT', '/v1/pets', 'GET, POST'],
+    ['DELETE', '/v1/pets', 'GET, POST'],
+    ['OPTIONS', '/v1/pets', 'GET, POST'],
+  ])('answers %s %s with 405 and Allow: %s', async (method, path, allow) => {
+    const res = await server.request(path, { method });
+    expectErrorEnvelope(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toBe(allow);
+  });
+
+  it('answers HEAD with 405 (it is not an operation of the document)', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'HEAD', headers: { authorization: `Bearer ${server.key}` } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, POST');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('counts 404 and 405 inside /v1 against the caller, like any API request', async () => {
+    const key = await server.createKey('free');
+    const first = await server.request('/v1/nope', { key });
+    const second = await server.request('/v1/pets/1', { key, method: 'DELETE' });
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('59');
+    expect(second.headers.get('x-ratelimit-remaining')).toBe('58');
+  });
+
+  it('answers unknown routes outside /v1 with 404 in the Error shape, uncounted', async () => {
+    const res = await server.request('/nothing-here');
+    expectErrorEnvelope(res, 404, 'not_found');
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+});
+
+describe('integers in paths and query strings', () => {
+  it.each(['1e999', '1'.repeat(400), '0x10', '5.0', '0b11', '+5', ' 5', '1e1'])('refuses limit=%j with 400 validation_failed', async (limit) => {
+    const res = await server.request(`/v1/pets?limit=${encodeURIComponent(limit)}`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('validation_failed');
+    expect(res.body.message).toMatch(/querystring\/limit/);
+  });
+
+  it.each(['0x10', '1e1', '16.0', '1'.repeat(400)])('refuses the pet id %j with 400 validation_failed', async (id) => {
+    const res = await server.request(`/v1/pets/${id}`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('validation_failed');
+  });
+
+  it('still reads plain decimal digits', async () => {
+    const created = await server.request('/v1/pets', { body: { name: 'Sixteen', categoryId: 1 } });
+    const res = await server.request(`/v1/pets/${created.body.id}`);
+    expect(res.status).toBe(200);
+    expect((await server.request('/v1/pets?limit=5')).status).toBe(200);
+  });
+});
