@@ -8,9 +8,12 @@ import docsPlugin from './docs/plugin.js';
 import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import healthPlugin from './health/plugin.js';
+import connectionLimitsPlugin from './http/connectionLimits.js';
+import drainPlugin from './http/drain.js';
 import { requestId } from './http/requestId.js';
 import requestLogPlugin from './http/requestLog.js';
 import securityHeadersPlugin from './http/securityHeaders.js';
+import unreadBodiesPlugin from './http/unreadBodies.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import { apiBasePath, loadDocument } from './openapi/document.js';
@@ -51,6 +54,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     genReqId: requestId,
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
+    // Deadlines for each phase: headers, then the whole request (headers and body); a
+    // request still arriving past them is answered 408 (errors/clientError.ts).
+    requestTimeout: config.http.requestTimeoutMs,
+    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: 500 },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Router errors (bad percent-encoding, over-long parameters) and closing take the one error path too.
     frameworkErrors: handleError,
@@ -64,6 +71,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
 
   await app.register(errorsPlugin);
   await app.register(securityHeadersPlugin);
+  await app.register(drainPlugin);
+  await app.register(connectionLimitsPlugin, config.http);
+  await app.register(unreadBodiesPlugin);
   await app.register(requestLogPlugin);
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });

@@ -22,6 +22,28 @@ export interface Config {
   redisPrefix: string;
   /** Fastify's trustProxy: false, true (trust X-Forwarded-For entirely), or a comma-separated list of proxy addresses/CIDRs. */
   trustProxy: boolean | string;
+  /** What happens on SIGTERM: readiness fails at once, the listener keeps serving this long, then closes. */
+  shutdown: {
+    drainSeconds: number;
+    /** After the drain, how long requests in flight may take before the process exits anyway. */
+    graceSeconds: number;
+  };
+  /** Deadlines and caps that keep slow or greedy clients from holding the server. */
+  http: {
+    headersTimeoutMs: number;
+    /** From the first byte of a request to its last (headers and body). */
+    requestTimeoutMs: number;
+    maxConnections: number;
+    /** Open connections from one peer address; 0 means no cap (the default behind a proxy). */
+    maxConnectionsPerAddress: number;
+  };
+  /** Server-side Postgres timeouts, below the client-side query timeout, so an error answer means a rollback. */
+  db: {
+    statementTimeoutMs: number;
+    lockTimeoutMs: number;
+  };
+  /** The longest a request waits for Redis before the limiter falls back to this instance's counters. */
+  redisTimeoutMs: number;
   rateLimits: {
     plans: Record<'free' | 'pro' | 'business', Quota>;
     anonymous: Quota;
@@ -51,6 +73,15 @@ const schema = {
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'animal-store:' },
     TRUST_PROXY: { type: 'string', minLength: 1, default: 'false' },
+    SHUTDOWN_DRAIN_SECONDS: { type: 'number', minimum: 0, maximum: 300, default: 5 },
+    SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 300, default: 10 },
+    HEADERS_TIMEOUT_SECONDS: { type: 'number', minimum: 0.1, maximum: 300, default: 5 },
+    REQUEST_TIMEOUT_SECONDS: { type: 'number', minimum: 0.1, maximum: 300, default: 10 },
+    MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 10_000 },
+    MAX_CONNECTIONS_PER_ADDRESS: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    DB_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 },
+    DB_LOCK_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 3000 },
+    REDIS_TIMEOUT_MS: { type: 'integer', minimum: 10, maximum: 5000, default: 150 },
     // Per-minute/per-day quotas, as "<per minute>/<per day>".
     RATE_LIMIT_FREE: { ...QUOTA, default: '60/1000' },
     RATE_LIMIT_PRO: { ...QUOTA, default: '300/10000' },
@@ -58,6 +89,8 @@ const schema = {
     RATE_LIMIT_ANONYMOUS: { ...QUOTA, default: '60/1000' },
     RATE_LIMIT_BAN_AFTER: { type: 'integer', minimum: 0, default: 10 },
     RATE_LIMIT_BAN_SECONDS: { type: 'integer', minimum: 1, default: 900 },
+    // Refusals count toward a ban only this long after the first refusal of the minute.
+    RATE_LIMIT_BAN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 60, default: 2 },
     // Most requests of one key reserved per Redis round trip (1: every request goes to Redis).
     RATE_LIMIT_REDIS_BATCH: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
   },
@@ -75,12 +108,22 @@ interface Env {
   REDIS_URL?: string;
   REDIS_PREFIX: string;
   TRUST_PROXY: string;
+  SHUTDOWN_DRAIN_SECONDS: number;
+  SHUTDOWN_GRACE_SECONDS: number;
+  HEADERS_TIMEOUT_SECONDS: number;
+  REQUEST_TIMEOUT_SECONDS: number;
+  MAX_CONNECTIONS: number;
+  MAX_CONNECTIONS_PER_ADDRESS?: number;
+  DB_STATEMENT_TIMEOUT_MS: number;
+  DB_LOCK_TIMEOUT_MS: number;
+  REDIS_TIMEOUT_MS: number;
   RATE_LIMIT_FREE: string;
   RATE_LIMIT_PRO: string;
   RATE_LIMIT_BUSINESS: string;
   RATE_LIMIT_ANONYMOUS: string;
   RATE_LIMIT_BAN_AFTER: number;
   RATE_LIMIT_BAN_SECONDS: number;
+  RATE_LIMIT_BAN_GRACE_SECONDS: number;
   RATE_LIMIT_REDIS_BATCH: number;
 }
 
@@ -105,6 +148,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WORKERS > 1 && !e.REDIS_URL) {
     throw new Error('WORKERS above 1 needs REDIS_URL: otherwise each worker would count rate limits on its own.');
   }
+  if (e.DB_LOCK_TIMEOUT_MS >= e.DB_STATEMENT_TIMEOUT_MS) {
+    throw new Error('DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS.');
+  }
+  if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
+    throw new Error('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS.');
+  }
+  const proxied = trustProxy(e.TRUST_PROXY) !== false;
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -118,10 +168,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     trustProxy: trustProxy(e.TRUST_PROXY),
+    shutdown: { drainSeconds: e.SHUTDOWN_DRAIN_SECONDS, graceSeconds: e.SHUTDOWN_GRACE_SECONDS },
+    http: {
+      headersTimeoutMs: e.HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
+      maxConnections: e.MAX_CONNECTIONS,
+      // Behind a proxy every connection comes from the proxy's address: no cap unless asked for.
+      maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? (proxied ? 0 : 256),
+    },
+    db: { statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS, lockTimeoutMs: e.DB_LOCK_TIMEOUT_MS },
+    redisTimeoutMs: e.REDIS_TIMEOUT_MS,
     rateLimits: {
       plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },
       anonymous: quota(e.RATE_LIMIT_ANONYMOUS),
-      ban: { after: e.RATE_LIMIT_BAN_AFTER, seconds: e.RATE_LIMIT_BAN_SECONDS },
+      ban: { after: e.RATE_LIMIT_BAN_AFTER, seconds: e.RATE_LIMIT_BAN_SECONDS, graceMs: e.RATE_LIMIT_BAN_GRACE_SECONDS * 1000 },
       redisBatch: e.RATE_LIMIT_REDIS_BATCH,
     },
   };

@@ -15,6 +15,8 @@ export interface DatabaseOptions {
   dataDir: string;
   poolMax: number;
   onIdleError: (err: Error) => void;
+  /** Postgres only: PGlite accepts these settings but cannot enforce them (no timers in WASM). */
+  serverTimeouts?: { statementTimeoutMs: number; lockTimeoutMs: number };
   /**
    * 'serve': open the embedded store and own it (the server).
    * 'attach': use the running server's embedded store if one holds it, else open it (the CLIs).
@@ -38,7 +40,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const host = embedded?.socketDir ?? path.resolve(opts.dataDir);
     connection = { host, port: EMBEDDED_SOCKET_PORT, user: 'postgres', database: 'postgres' };
   }
-  const pool = createPool({ max: opts.poolMax, connection, onIdleError: opts.onIdleError });
+  const pool = createPool({
+    max: opts.poolMax,
+    connection,
+    onIdleError: opts.onIdleError,
+    ...(opts.databaseUrl && opts.serverTimeouts && { serverTimeouts: opts.serverTimeouts }),
+  });
   try {
     await migrate(pool);
   } catch (err) {

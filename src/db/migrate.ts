@@ -10,6 +10,9 @@ const MIGRATION_LOCK = 727_274_001;
 export async function migrate(pool: pg.Pool): Promise<string[]> {
   const client = await pool.connect();
   try {
+    // Migrations (and waiting for another instance's) may take longer than a request may.
+    await client.query('SET statement_timeout = 0');
+    await client.query('SET lock_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       await client.query(
@@ -38,6 +41,8 @@ export async function migrate(pool: pg.Pool): Promise<string[]> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    // Back to the values the connection started with, before it serves requests.
+    const reset = await client.query('RESET statement_timeout; RESET lock_timeout').then(() => undefined, (err: Error) => err);
+    client.release(reset); // a connection that could not be reset is discarded
   }
 }

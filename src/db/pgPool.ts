@@ -21,17 +21,31 @@ export interface PoolOptions {
   /** Where the pool connects: a connection string, or host/port for the embedded socket. */
   connection: { connectionString: string } | { host: string; port: number; user: string; database: string };
   onIdleError: (err: Error) => void;
+  /**
+   * Server-side limits, sent as startup parameters. Postgres cancels a statement past
+   * them and the transaction rolls back, so an error answer never hides a commit, and the
+   * client's own timeout (later) never leaves a backend running behind a dropped connection.
+   */
+  serverTimeouts?: { statementTimeoutMs: number; lockTimeoutMs: number };
 }
 
+/** How much later than the server's statement timeout the client gives up on its own. */
+const CLIENT_MARGIN_MS = 5000;
+
 /** A pg pool that fails fast: bounded waits for a connection and for each statement. */
-export function createPool({ max, connection, onIdleError }: PoolOptions): pg.Pool {
+export function createPool({ max, connection, onIdleError, serverTimeouts }: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     ...connection,
     max,
     types,
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
-    query_timeout: 10_000,
+    query_timeout: (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS,
+    ...(serverTimeouts && {
+      statement_timeout: serverTimeouts.statementTimeoutMs,
+      lock_timeout: serverTimeouts.lockTimeoutMs,
+      idle_in_transaction_session_timeout: serverTimeouts.statementTimeoutMs * 2,
+    }),
     keepAlive: true,
     application_name: 'animal-store',
   });

@@ -18,6 +18,7 @@ export default fp(
       dataDir: opts.config.dataDir,
       poolMax: opts.config.dbPoolMax,
       embeddedMode: 'serve',
+      serverTimeouts: opts.config.db,
       onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
     });
     app.decorate('database', database);

@@ -1,7 +1,8 @@
 /** Errors that mean "the database cannot be reached right now", as opposed to a bug in a query. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOENT']);
-// Postgres SQLSTATEs: connection exceptions, shutdown, too many connections, statement timeout.
-const SQLSTATE_PREFIXES = ['08', '57P', '53300', '57014'];
+// Postgres SQLSTATEs: connection exceptions, shutdown, too many connections, statement
+// timeout (57014) and lock timeout (55P03): the statement was cancelled and rolled back.
+const SQLSTATE_PREFIXES = ['08', '57P', '53300', '57014', '55P03'];
 const MESSAGES = [
   'Connection terminated',
   'timeout exceeded when trying to connect',

@@ -4,11 +4,31 @@ import { errors, serviceUnavailable } from './apiError.js';
 import { sendError } from './render.js';
 import { toApiError } from './toApiError.js';
 
+/** At most one outage line (with its stack) per period; the requests in between are counted in the next one. */
+const OUTAGE_LOG_PERIOD_MS = 10_000;
+let lastOutageLogAt = -Infinity;
+let outagesSinceLog = 0;
+
+function logOutage(request: FastifyRequest, err: Error): void {
+  outagesSinceLog++;
+  const now = Date.now();
+  if (now - lastOutageLogAt < OUTAGE_LOG_PERIOD_MS) return;
+  request.log.warn({ err, requests: outagesSinceLog }, 'database unavailable: answering 503');
+  lastOutageLogAt = now;
+  outagesSinceLog = 0;
+}
+
 /** Answers any failure while serving a request: logs what deserves it, sends the Error body. */
 export function handleError(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   const { error, log } = toApiError(err);
+  if (request.raw.aborted || reply.raw.destroyed) {
+    // The client went away (an aborted upload, say): nothing wrong here, whatever the error says.
+    request.log.info({ err: err.message }, 'client closed the connection');
+    return sendError(request, reply, error);
+  }
   if (log === 'error') request.log.error({ err }, 'unhandled error');
   else if (log === 'warn') request.log.warn({ code: error.code, err: err.message }, error.message);
+  else if (log === 'outage') logOutage(request, err);
   return sendError(request, reply, error);
 }
 

@@ -17,8 +17,8 @@ const FASTIFY_ERRORS: Record<string, (err: FastifyError) => ApiError> = {
 
 export interface Classified {
   error: ApiError;
-  /** How the failure is logged: bugs as errors, outages as warnings, client mistakes not at all. */
-  log?: 'warn' | 'error';
+  /** How the failure is logged: bugs as errors, 5xx answers as warnings, database outages summarised, client mistakes not at all. */
+  log?: 'warn' | 'error' | 'outage';
 }
 
 /** Maps anything thrown while serving a request to the ApiError it is answered with. */
@@ -28,7 +28,7 @@ export function toApiError(err: FastifyError | Error): Classified {
   if (fastifyError.validation) return { error: errors.validation_failed(err.message) };
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return { error: known(fastifyError) };
-  if (isDatabaseUnavailable(err)) return { error: serviceUnavailable(), log: 'warn' };
+  if (isDatabaseUnavailable(err)) return { error: serviceUnavailable(), log: 'outage' };
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return { error: errors.bad_request(err.message) };
   }

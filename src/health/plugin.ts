@@ -15,6 +15,7 @@ export default async function healthPlugin(app: FastifyInstance): Promise<void> 
   app.get('/healthz', { config }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { config }, async (request) => {
+    if (app.draining) throw serviceUnavailable(); // shutting down: send traffic elsewhere
     try {
       await app.database.pool.query('SELECT 1');
     } catch (err) {

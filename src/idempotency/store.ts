@@ -14,6 +14,16 @@ export interface IdempotencyScope {
   requestHash: string;
 }
 
+/** Another request with the same key is still running, and did not finish within the lock timeout. */
+export class KeyInUseError extends Error {
+  constructor() {
+    super('A request with this Idempotency-Key is still in progress.');
+    this.name = 'KeyInUseError';
+  }
+}
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
 /**
  * The idempotency_keys table, used inside the caller's transaction so the saved response
  * and the effect it describes commit together.
@@ -21,14 +31,19 @@ export interface IdempotencyScope {
 export const idempotencyStore = {
   /**
    * Claims the key; false when it was claimed before. A concurrent claim of the same key
-   * waits on the row until the first transaction ends.
+   * waits on the row until the first transaction ends, up to the connection's lock
+   * timeout: then KeyInUseError, as only a twin holds this row's lock.
    */
   async claim(client: pg.PoolClient, scope: IdempotencyScope): Promise<boolean> {
-    const { rowCount } = await client.query(
-      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response_body)
-       VALUES ($1, $2, $3, 0, 'null') ON CONFLICT DO NOTHING`,
-      [scope.apiKeyId, scope.key, scope.requestHash],
-    );
+    const { rowCount } = await client
+      .query(
+        `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response_body)
+         VALUES ($1, $2, $3, 0, 'null') ON CONFLICT DO NOTHING`,
+        [scope.apiKeyId, scope.key, scope.requestHash],
+      )
+      .catch((err: { code?: string }) => {
+        throw err.code === LOCK_NOT_AVAILABLE ? new KeyInUseError() : err;
+      });
     return rowCount === 1;
   },
 

@@ -1,10 +1,9 @@
 import { errors } from '../errors/apiError.js';
 import { requestHash } from '../idempotency/requestHash.js';
+import { KeyInUseError } from '../idempotency/store.js';
 import type { OperationHandler } from '../openapi/operationTypes.js';
 import type { PetsRepository } from './repository.js';
 import type { PetUrls } from './urls.js';
-
-const LOCK_NOT_AVAILABLE = '55P03';
 
 export function createPet(deps: { pets: PetsRepository; urls: PetUrls }): OperationHandler<'createPet'> {
   return async (request, reply) => {
@@ -18,10 +17,8 @@ export function createPet(deps: { pets: PetsRepository; urls: PetUrls }): Operat
     const hash = requestHash(request.body);
     const { saved, replayed } = await deps.pets
       .createIdempotent(request.body, { apiKeyId: request.apiKey!.id, key: idempotencyKey, requestHash: hash })
-      .catch((err: { code?: string }) => {
-        // The first request with this key is still running.
-        if (err.code === LOCK_NOT_AVAILABLE) throw errors.idempotency_key_in_use('A request with this Idempotency-Key is still in progress.');
-        throw err;
+      .catch((err: unknown) => {
+        throw err instanceof KeyInUseError ? errors.idempotency_key_in_use(err.message) : err;
       });
     if (saved.requestHash !== hash) {
       throw errors.idempotency_key_reused('This Idempotency-Key was used with a different request body.');

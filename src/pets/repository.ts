@@ -23,7 +23,17 @@ const COLUMNS = 'id, name, category_id AS "categoryId", status';
 export const LIST = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
 export const LIST_BY_STATUS = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND status = $3 ORDER BY id LIMIT $2`;
 
-const INSERT_PET = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`;
+/**
+ * Creates commit in id order: each takes a transaction-scoped advisory lock before its
+ * id is drawn and holds it until it commits, so no pet can appear below one a reader has
+ * already listed (ids are drawn before commit; without this a slower transaction could
+ * commit a lower id after a higher one was read). One statement, so a plain create is
+ * still one round trip; the cost is that creates commit one at a time.
+ */
+const ID_ORDER_LOCK = 727_274_002;
+const INSERT_PET = `INSERT INTO pets (name, category_id, status)
+  SELECT $1, $2, $3 FROM (SELECT pg_advisory_xact_lock(${ID_ORDER_LOCK})) AS in_id_order
+  RETURNING ${COLUMNS}`;
 // `status` is always there: validation applies openapi.yaml's default.
 const petValues = (pet: NewPet) => [pet.name, pet.categoryId, pet.status];
 
@@ -51,8 +61,7 @@ export function petsRepository(pool: pg.Pool) {
      */
     async createIdempotent(pet: NewPet, scope: IdempotencyScope): Promise<{ saved: SavedResponse<Pet>; replayed: boolean }> {
       return withTransaction(pool, async (client) => {
-        // Waiting on an in-flight twin is bounded: past it, lock_not_available (createPet answers 409).
-        await client.query(`SET LOCAL lock_timeout = '5s'`);
+        // Claimed before the id-order lock is taken, so waiting on a twin holds up no other create.
         if (!(await idempotencyStore.claim(client, scope))) {
           return { saved: await idempotencyStore.saved<Pet>(client, scope), replayed: true };
         }

@@ -3,42 +3,48 @@ import type { Config } from '../config.js';
 
 const say = (message: string) => process.stderr.write(`[primary ${process.pid}] ${message}\n`);
 
+/** Restart delays: doubling from 100 ms to 30 s; back to the start once a worker has served a minute. */
+const FIRST_DELAY_MS = 100;
+const MAX_DELAY_MS = 30_000;
+const STABLE_MS = 60_000;
+
 /**
- * WORKERS > 1: forks that many workers sharing the port (node:cluster), replaces one that
- * dies, and on SIGTERM/SIGINT passes the signal on and exits when they have all finished
- * (0 if every worker shut down cleanly). A worker that dies before it ever listened means
- * the service cannot start (bad database, say): everything stops with exit code 1.
+ * WORKERS > 1: forks that many workers sharing the port (node:cluster) and keeps that
+ * many running: a worker that dies is replaced after a backoff that grows while
+ * replacements keep failing (a database outage, say), and the others keep serving
+ * meanwhile. It exits only on SIGTERM/SIGINT: it passes the signal on, and exits when
+ * every worker has (0 if each drained and stopped cleanly).
  */
 export function runPrimary(config: Config): void {
   let stopping = false;
   let failed = false;
+  let delayMs = FIRST_DELAY_MS;
 
   const fork = () => {
     const worker = cluster.fork();
-    let listening = false;
-    worker.once('listening', () => (listening = true));
+    const started = Date.now();
     worker.once('exit', (code, signal) => {
       if (stopping) {
-        // A worker still starting has nothing in flight: being stopped by the signal is fine.
-        if (listening && code !== 0) failed = true;
+        if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGINT') failed = true;
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
         return;
       }
-      if (!listening) {
-        say(`worker ${worker.process.pid} exited (${signal ?? code}) before it could serve: stopping`);
-        failed = true;
-        stop('SIGTERM');
-        return;
-      }
-      say(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
-      fork();
+      if (Date.now() - started >= STABLE_MS) delayMs = FIRST_DELAY_MS;
+      say(`worker ${worker.process.pid} exited (${signal ?? code}); starting another in ${delayMs} ms`);
+      setTimeout(() => stopping || fork(), delayMs);
+      delayMs = Math.min(delayMs * 2, MAX_DELAY_MS);
     });
   };
 
   const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second signal is passed on too: it cuts the workers' drain short.
+      for (const worker of liveWorkers()) worker.process.kill(signal);
+      return;
+    }
     stopping = true;
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-    if (workers.length === 0) process.exit(failed ? 1 : 0);
+    const workers = liveWorkers();
+    if (workers.length === 0) process.exit(0);
     for (const worker of workers) worker.process.kill(signal);
   };
 
@@ -46,4 +52,8 @@ export function runPrimary(config: Config): void {
   process.on('SIGINT', () => stop('SIGINT'));
   for (let i = 0; i < config.workers; i++) fork();
   say(`${config.workers} workers on ${config.host}:${config.port}`);
+}
+
+function liveWorkers(): Worker[] {
+  return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
 }

@@ -1,16 +1,30 @@
-import closeWithGrace from 'close-with-grace';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
+import { onStopSignals } from './signals.js';
 
-/** Builds the app, listens, and shuts down gracefully on SIGTERM/SIGINT: one server process (or cluster worker). */
+/**
+ * Builds the app, listens, and stops gracefully on SIGTERM/SIGINT: one server process
+ * (or cluster worker). The stop: readiness fails and responses close their connections
+ * at once; the listener keeps serving for the drain, so a load balancer has time to
+ * notice; then it closes, requests in flight finish (bounded by the grace), the pool
+ * and Redis close, and the process exits 0. A second signal cuts the drain short.
+ */
 export async function serve(config: Config): Promise<void> {
   const app = await buildApp(config);
+  const { drainSeconds, graceSeconds } = config.shutdown;
 
-  // Stop taking connections, let requests in flight finish (bounded), close the database, exit 0.
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'fatal error, closing');
-    else app.log.info({ signal }, 'shutting down');
+  onStopSignals(async ({ signal }, hurry) => {
+    app.log.info({ signal, drainSeconds }, 'draining before shutdown');
+    app.startDrain();
+    await Promise.race([sleep(drainSeconds * 1000, undefined, { ref: false }), hurry]);
+    app.log.info({ graceSeconds }, 'closing: no new connections, finishing requests in flight');
+    const overdue = setTimeout(() => {
+      app.log.error({ graceSeconds }, 'requests in flight did not finish in time; exiting');
+      process.exit(1);
+    }, graceSeconds * 1000).unref();
     await app.close();
+    clearTimeout(overdue);
   });
 
   await app.listen({ port: config.port, host: config.host });

@@ -1,17 +1,20 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import type { FastifyBaseLogger } from 'fastify';
 import { systemClock, type Clock } from '../clock.js';
 import { projectRoot } from '../paths.js';
-import { createMemoryStore } from './memoryStore.js';
-import type { HitResult, RateLimitStore } from './store.js';
+import { createMemoryStore, type WindowCounts } from './memoryStore.js';
+import type { BanPolicy, HitResult, Quota, RateLimitStore } from './store.js';
 import { DAY, MINUTE, windowEnd } from './windows.js';
 
 const SCRIPT = readFileSync(path.join(projectRoot, 'src', 'ratelimit', 'hit.lua'), 'utf8');
+/** How often Redis is probed while the breaker is open. */
+const PROBE_INTERVAL_MS = 500;
 
 type RawResult = [HitResult['outcome'], number, number, number, number, number];
+type RedisWithHit = Redis & { rateLimitHit(...args: (string | number)[]): Promise<RawResult> };
 
 /** Requests reserved in Redis by this instance and not yet used, for one subject in one window. */
 interface Reservation {
@@ -23,11 +26,29 @@ interface Reservation {
   expiresAtMs: number;
 }
 
+/** A subject's counts when this instance fell back, to tell what it admitted on its own since. */
+interface OutageStart extends WindowCounts {}
+
+/** Rejects with `label` if `promise` has not settled within `ms`. */
+function withDeadline<T>(promise: Promise<T>, ms: number, label: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(label)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Counters and bans in Redis, shared by every instance. Windows follow the instances'
- * clocks (keep them NTP-synchronised). If Redis cannot answer within `timeoutMs`, this
- * instance falls back to its own counters (limits then hold per instance), logs it once,
- * and goes back to Redis as soon as it answers again.
+ * clocks (keep them NTP-synchronised). Each subject's keys share one hash tag, so a hit
+ * is one slot and one round trip, also on a Redis Cluster.
+ *
+ * A request never waits for Redis longer than `timeoutMs`. Past it (or on any error) a
+ * breaker opens: every request is counted by this instance alone, starting from the last
+ * counts Redis gave for that subject, while Redis is probed in the background. When it
+ * answers again, what this instance admitted meanwhile is added to Redis's counters and
+ * the breaker closes. While open, a quota can be exceeded at most by what the other
+ * instances admit on their own in the same window.
  */
 export function createRedisStore(
   url: string,
@@ -35,29 +56,97 @@ export function createRedisStore(
   opts: { prefix: string; timeoutMs?: number; batch?: number; clock?: Clock },
 ): RateLimitStore {
   const clock = opts.clock ?? systemClock;
-  const timeoutMs = opts.timeoutMs ?? 500;
+  const timeoutMs = opts.timeoutMs ?? 150;
   const batch = opts.batch ?? 100;
   const reservations = new LRUCache<string, Reservation>({ max: 10_000 });
+  const lastKnown = new LRUCache<string, WindowCounts>({ max: 50_000 });
   const redis = new Redis(url, {
     enableOfflineQueue: false, // fail at once while disconnected instead of queueing requests
-    commandTimeout: timeoutMs,
+    commandTimeout: Math.max(1000, timeoutMs * 4), // frees commands stuck behind a hung server
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
-    lazyConnect: false,
     // Hits of concurrent requests issued in the same tick go to Redis as one pipeline: one write, one read.
     enableAutoPipelining: true,
-  });
+  }) as RedisWithHit;
   redis.on('error', () => {}); // connection errors surface as failed hits, handled below
-  redis.defineCommand('rateLimitHit', { numberOfKeys: 0, lua: SCRIPT });
+  redis.defineCommand('rateLimitHit', { numberOfKeys: 5, lua: SCRIPT });
   const fallback = createMemoryStore({ clock });
-  let degraded = false;
-  // Back to shared limits as soon as the connection is, even on an instance with no traffic.
-  redis.on('ready', () => {
-    if (degraded) {
-      degraded = false;
+  const outage = new Map<string, OutageStart>();
+  let probe: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const keyOf = (subject: string) => {
+    const tagged = `${opts.prefix}{${subject}}`; // one hash tag per subject: one cluster slot
+    const now = Math.floor(clock() / 1000);
+    const minute = Math.floor(now / MINUTE);
+    return {
+      minute: `${tagged}:m:${minute}`,
+      day: `${tagged}:d:${Math.floor(now / DAY)}`,
+      ban: `${tagged}:ban`,
+      refused: `${tagged}:r:${minute}`,
+      firstRefusal: `${tagged}:f:${minute}`,
+    };
+  };
+
+  function openBreaker(err: Error): void {
+    if (probe || closed) return;
+    log.warn({ err: err.message }, 'Redis unavailable: rate limits fall back to this instance');
+    probe = setInterval(() => void tryToClose(), PROBE_INTERVAL_MS);
+    probe.unref();
+  }
+
+  let probing = false;
+  async function tryToClose(): Promise<void> {
+    if (probing) return;
+    probing = true;
+    try {
+      await withDeadline(redis.ping(), timeoutMs * 2, 'Redis probe timed out');
+      await withDeadline(flushOutage(), timeoutMs * 4, 'Redis flush timed out');
+      clearInterval(probe);
+      probe = undefined;
       log.info('Redis is back: rate limits are shared again');
+    } catch {
+      // still down: the next probe tries again
+    } finally {
+      probing = false;
     }
-  });
+  }
+
+  /** Adds to Redis what this instance admitted on its own during the outage, in the windows still current. */
+  async function flushOutage(): Promise<void> {
+    const pipeline = redis.pipeline();
+    for (const [subject, start] of outage) {
+      const current = fallback.peek(subject);
+      const k = keyOf(subject);
+      const sameMinute = Math.floor(current.now / MINUTE) === Math.floor(start.now / MINUTE);
+      const sameDay = Math.floor(current.now / DAY) === Math.floor(start.now / DAY);
+      const minuteDelta = current.minuteCount - (sameMinute ? start.minuteCount : 0);
+      const dayDelta = current.dayCount - (sameDay ? start.dayCount : 0);
+      if (minuteDelta > 0) pipeline.incrby(k.minute, minuteDelta).expire(k.minute, 2 * MINUTE, 'NX');
+      if (dayDelta > 0) pipeline.incrby(k.day, dayDelta).expire(k.day, 2 * DAY, 'NX');
+    }
+    const results = await pipeline.exec();
+    const failed = results?.find(([err]) => err);
+    if (failed) throw failed[0];
+    outage.clear();
+  }
+
+  /** Counts locally, starting a subject's outage from the last counts Redis gave for it. */
+  function hitLocally(subject: string, quota: Quota, ban: BanPolicy): HitResult {
+    if (!outage.has(subject)) {
+      const known = lastKnown.get(subject);
+      const now = Math.floor(clock() / 1000);
+      if (known && Math.floor(known.now / DAY) === Math.floor(now / DAY)) {
+        fallback.seed(subject, {
+          now,
+          minuteCount: Math.floor(known.now / MINUTE) === Math.floor(now / MINUTE) ? known.minuteCount : 0,
+          dayCount: known.dayCount,
+        });
+      }
+      outage.set(subject, fallback.peek(subject));
+    }
+    return fallback.hitSync(subject, quota, ban);
+  }
 
   /** Keeps `left` reserved requests for this subject, adding to any left from the same window. */
   function reserve(subject: string, hit: HitResult, left: number): HitResult {
@@ -78,39 +167,40 @@ export function createRedisStore(
 
   function useReservation(r: Reservation): HitResult {
     r.left--;
-    return {
-      outcome: 'allowed',
-      minuteCount: r.minuteCount - r.left,
-      dayCount: r.dayCount - r.left,
-      now: Math.floor(clock() / 1000),
-      banTtl: 0,
-    };
+    return { outcome: 'allowed', minuteCount: r.minuteCount - r.left, dayCount: r.dayCount - r.left, now: Math.floor(clock() / 1000), banTtl: 0 };
   }
 
   return {
     async hit(subject, quota, ban) {
       const reserved = reservations.get(subject);
       if (reserved && reserved.left > 0 && clock() < reserved.expiresAtMs) return useReservation(reserved);
+      if (probe || redis.status !== 'ready') {
+        if (!probe) openBreaker(new Error(`connection ${redis.status}`));
+        return hitLocally(subject, quota, ban);
+      }
       try {
-        const [outcome, minuteCount, dayCount, now, banTtl, granted] = (await (redis as unknown as {
-          rateLimitHit(...args: (string | number)[]): Promise<RawResult>;
-        }).rateLimitHit(opts.prefix + subject, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, Math.floor(clock() / 1000))) as RawResult;
-        if (degraded) {
-          degraded = false;
-          log.info('Redis is back: rate limits are shared again');
-        }
+        const k = keyOf(subject);
+        const [outcome, minuteCount, dayCount, now, banTtl, granted] = await withDeadline(
+          redis.rateLimitHit(k.minute, k.day, k.ban, k.refused, k.firstRefusal, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, clock(), ban.graceMs),
+          timeoutMs,
+          `Redis did not answer within ${timeoutMs} ms`,
+        );
+        lastKnown.set(subject, { now, minuteCount, dayCount });
         if (granted > 1) return reserve(subject, { outcome, minuteCount, dayCount, now, banTtl }, granted - 1);
         return { outcome, minuteCount, dayCount, now, banTtl };
       } catch (err) {
-        if (!degraded) {
-          degraded = true;
-          log.warn({ err: (err as Error).message }, 'Redis unavailable: rate limits fall back to this instance');
-        }
-        return fallback.hitSync(subject, quota, ban);
+        openBreaker(err as Error);
+        return hitLocally(subject, quota, ban);
       }
     },
-    mode: () => (degraded || redis.status !== 'ready' ? 'local-fallback' : 'shared'),
+    async ready() {
+      if (redis.status === 'ready') return;
+      await withDeadline(new Promise<void>((resolve) => redis.once('ready', () => resolve())), 2000, 'Redis not reachable at start');
+    },
+    mode: () => (probe || redis.status !== 'ready' ? 'local-fallback' : 'shared'),
     async close() {
+      closed = true;
+      clearInterval(probe);
       redis.disconnect();
     },
   };

@@ -17,9 +17,10 @@ export default fp(
   async function rateLimitStorePlugin(app: FastifyInstance, opts: { config: Config; clock: Clock }) {
     const { redisUrl, redisPrefix, rateLimits } = opts.config;
     const store = redisUrl
-      ? createRedisStore(redisUrl, app.log, { prefix: redisPrefix, batch: rateLimits.redisBatch, clock: opts.clock })
+      ? createRedisStore(redisUrl, app.log, { prefix: redisPrefix, batch: rateLimits.redisBatch, clock: opts.clock, timeoutMs: opts.config.redisTimeoutMs })
       : createMemoryStore({ clock: opts.clock });
     app.decorate('rateLimitStore', store);
+    await store.ready().catch((err: Error) => app.log.warn({ err: err.message }, 'starting with per-instance rate limits until Redis answers'));
     app.addHook('onClose', () => store.close());
   },
   { name: 'rate-limit-store' },
