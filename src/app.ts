@@ -63,6 +63,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     frameworkErrors: handleError,
     return503OnClosing: false,
     clientErrorHandler,
+    // Opening the database is a plugin: a first start of the embedded store on a busy machine takes longer than the default 10 s.
+    pluginTimeout: 120_000,
   });
   closeKeepAliveConnectionsOnShutdown(app);
 
