@@ -389,15 +389,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A backing service (the database) is unavailable. Retry after `Retry-After` seconds. */
+        /**
+         * @description A backing service (the database) is unavailable, or this instance is
+         *     shutting down. Retry after `Retry-After` seconds. When the API key
+         *     could not be verified because the database is unavailable, the request
+         *     is not counted against any quota and carries no rate-limit fields.
+         */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "X-RateLimit-Limit"?: number;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "X-RateLimit-Reset"?: number;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "RateLimit-Policy"?: string;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {

@@ -41,7 +41,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     connection = { host, port: EMBEDDED_SOCKET_PORT, user: 'postgres', database: 'postgres' };
   }
   const pool = createPool({
-    max: opts.poolMax,
+    // One connection to the embedded store: its socket server interleaves the extended-protocol
+    // messages of concurrent connections in its single session, so a statement can bind to
+    // another client's (electric-sql/pglite#1046). PGlite runs one statement at a time anyway.
+    max: opts.databaseUrl ? opts.poolMax : 1,
     connection,
     onIdleError: opts.onIdleError,
     ...(opts.databaseUrl && opts.serverTimeouts && { serverTimeouts: opts.serverTimeouts }),

@@ -9,12 +9,15 @@ import { createMemoryStore, type WindowCounts } from './memoryStore.js';
 import type { BanPolicy, HitResult, Quota, RateLimitStore } from './store.js';
 import { DAY, MINUTE, windowEnd } from './windows.js';
 
-const SCRIPT = readFileSync(path.join(projectRoot, 'src', 'ratelimit', 'hit.lua'), 'utf8');
+const script = (name: string) => readFileSync(path.join(projectRoot, 'src', 'ratelimit', name), 'utf8');
 /** How often Redis is probed while the breaker is open. */
 const PROBE_INTERVAL_MS = 500;
 
 type RawResult = [HitResult['outcome'], number, number, number, number, number];
-type RedisWithHit = Redis & { rateLimitHit(...args: (string | number)[]): Promise<RawResult> };
+type RedisWithHit = Redis & {
+  rateLimitHit(...args: (string | number)[]): Promise<RawResult>;
+  rateLimitFlush(key: string, delta: number, floor: number, ttl: number): Promise<number>;
+};
 
 /** Requests reserved in Redis by this instance and not yet used, for one subject in one window. */
 interface Reservation {
@@ -69,7 +72,8 @@ export function createRedisStore(
     enableAutoPipelining: true,
   }) as RedisWithHit;
   redis.on('error', () => {}); // connection errors surface as failed hits, handled below
-  redis.defineCommand('rateLimitHit', { numberOfKeys: 5, lua: SCRIPT });
+  redis.defineCommand('rateLimitHit', { numberOfKeys: 5, lua: script('hit.lua') });
+  redis.defineCommand('rateLimitFlush', { numberOfKeys: 1, lua: script('flush.lua') });
   const fallback = createMemoryStore({ clock });
   const outage = new Map<string, OutageStart>();
   let probe: NodeJS.Timeout | undefined;
@@ -114,7 +118,7 @@ export function createRedisStore(
 
   /** Adds to Redis what this instance admitted on its own during the outage, in the windows still current. */
   async function flushOutage(): Promise<void> {
-    const pipeline = redis.pipeline();
+    const flushes: Promise<number>[] = [];
     for (const [subject, start] of outage) {
       const current = fallback.peek(subject);
       const k = keyOf(subject);
@@ -122,12 +126,10 @@ export function createRedisStore(
       const sameDay = Math.floor(current.now / DAY) === Math.floor(start.now / DAY);
       const minuteDelta = current.minuteCount - (sameMinute ? start.minuteCount : 0);
       const dayDelta = current.dayCount - (sameDay ? start.dayCount : 0);
-      if (minuteDelta > 0) pipeline.incrby(k.minute, minuteDelta).expire(k.minute, 2 * MINUTE, 'NX');
-      if (dayDelta > 0) pipeline.incrby(k.day, dayDelta).expire(k.day, 2 * DAY, 'NX');
+      if (minuteDelta > 0) flushes.push(redis.rateLimitFlush(k.minute, minuteDelta, current.minuteCount, 2 * MINUTE));
+      if (dayDelta > 0) flushes.push(redis.rateLimitFlush(k.day, dayDelta, current.dayCount, 2 * DAY));
     }
-    const results = await pipeline.exec();
-    const failed = results?.find(([err]) => err);
-    if (failed) throw failed[0];
+    await Promise.all(flushes);
     outage.clear();
   }
 

@@ -20,8 +20,9 @@ export function runScript(script: string, args: string[], env: Record<string, st
   });
 }
 
-export function spawnScript(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, env: { ...cleanEnv(), ...env } });
+/** `detached`: the child leads a process group of its own, so a test can signal it with its workers (`-pid`). */
+export function spawnScript(script: string, env: Record<string, string>, opts: { detached?: boolean } = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, env: { ...cleanEnv(), ...env }, detached: opts.detached ?? false });
 }
 
 /** The parent's environment without the settings a test must choose itself. */

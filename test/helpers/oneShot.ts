@@ -1,0 +1,32 @@
+import http from 'node:http';
+
+export interface OneShot {
+  status?: number;
+  connection?: string;
+  body?: string;
+  /** Set instead of status when the request failed (ECONNRESET, ECONNREFUSED, ...). */
+  error?: string;
+}
+
+/** One GET on a connection of its own (no keep-alive pool): what came back, or how it failed. */
+export function getOnce(port: number, path: string, key?: string): Promise<OneShot> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, agent: false, headers: key ? { authorization: `Bearer ${key}` } : {} },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    req.end();
+  });
+}
+
+/** `200`, `503`, or `error ECONNRESET`: for counting outcomes exactly. */
+export const outcomeOf = (a: OneShot) => (a.status ? String(a.status) : `error ${a.error}`);
+
+export function countOutcomes(answers: OneShot[]): Record<string, number> {
+  return answers.map(outcomeOf).reduce<Record<string, number>>((acc, o) => ({ ...acc, [o]: (acc[o] ?? 0) + 1 }), {});
+}
