@@ -22,6 +22,8 @@ import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 export interface AppOptions {
   /** Time for everything that counts or caches; tests pass a clock they move. */
   clock?: Clock;
+  /** Where log lines go (stdout by default); tests read them. */
+  logStream?: NodeJS.WritableStream;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      ...(opts.logStream && { stream: opts.logStream }),
       // Nothing logs request headers (see http/requestLog.ts); this is the safety net if something ever does.
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
     },

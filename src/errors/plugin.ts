@@ -4,18 +4,27 @@ import { errors, serviceUnavailable } from './apiError.js';
 import { sendError } from './render.js';
 import { toApiError } from './toApiError.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Logs a database outage at most once per period, with the count of requests it failed since. */
+    logOutage(request: FastifyRequest, err: Error): void;
+  }
+}
+
 /** At most one outage line (with its stack) per period; the requests in between are counted in the next one. */
 const OUTAGE_LOG_PERIOD_MS = 10_000;
-let lastOutageLogAt = -Infinity;
-let outagesSinceLog = 0;
 
-function logOutage(request: FastifyRequest, err: Error): void {
-  outagesSinceLog++;
-  const now = Date.now();
-  if (now - lastOutageLogAt < OUTAGE_LOG_PERIOD_MS) return;
-  request.log.warn({ err, requests: outagesSinceLog }, 'database unavailable: answering 503');
-  lastOutageLogAt = now;
-  outagesSinceLog = 0;
+function outageLogger() {
+  let lastAt = -Infinity;
+  let since = 0;
+  return (request: FastifyRequest, err: Error) => {
+    since++;
+    const now = Date.now();
+    if (now - lastAt < OUTAGE_LOG_PERIOD_MS) return;
+    request.log.warn({ err, requests: since }, 'database unavailable: answering 503');
+    lastAt = now;
+    since = 0;
+  };
 }
 
 /** Answers any failure while serving a request: logs what deserves it, sends the Error body. */
@@ -28,7 +37,7 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
   }
   if (log === 'error') request.log.error({ err }, 'unhandled error');
   else if (log === 'warn') request.log.warn({ code: error.code, err: err.message }, error.message);
-  else if (log === 'outage') logOutage(request, err);
+  else if (log === 'outage') request.server.logOutage(request, err);
   return sendError(request, reply, error);
 }
 
@@ -44,6 +53,7 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
  */
 export default fp(
   async function errorsPlugin(app: FastifyInstance) {
+    app.decorate('logOutage', outageLogger());
     app.setErrorHandler(handleError);
     app.setNotFoundHandler(notFound);
 

@@ -26,14 +26,16 @@ export interface TestServerOptions {
   db?: TestDatabase;
   /** The clock behind rate limits and the key cache; by default the system clock. */
   clock?: Clock;
+  /** Receives the log lines (set LOG_LEVEL in env to see any). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Builds the app exactly as server.ts does, on a fresh database, listening on a free port. */
 export async function startTestServer(env: Record<string, string> = {}, opts: TestServerOptions = {}): Promise<TestServer> {
-  const { db, clock } = opts;
+  const { db, clock, logStream } = opts;
   const database = db ?? (await createTestDatabase());
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...database.env, ...env });
-  const app = await buildApp(config, { clock });
+  const app = await buildApp(config, { clock, logStream });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;

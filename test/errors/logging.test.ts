@@ -1,0 +1,56 @@
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+
+/** Collects the service's JSON log lines. */
+function logCollector() {
+  const lines: Array<{ level: number; msg: string; [k: string]: unknown }> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+let db: ServerDatabase;
+let server: TestServer;
+const logs = logCollector();
+beforeAll(async () => {
+  db = await createServerDatabase('logging');
+  server = await startTestServer({ LOG_LEVEL: 'info' }, { db, logStream: logs.stream });
+});
+afterAll(async () => {
+  await server?.close();
+  await db?.drop();
+});
+
+describe('what an operator reads', () => {
+  it('logs a client that hangs up mid-body as a client that went away, not as a database outage', async () => {
+    const socket = net.connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    socket.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(logs.lines.filter((l) => /database unavailable/.test(l.msg))).toEqual([]);
+    expect(logs.lines.filter((l) => l.msg === 'client closed the connection')).toHaveLength(1);
+  });
+
+  it('writes one outage line for a burst of failures, not one per request', async () => {
+    await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
+    await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db.name]);
+    const statuses = [];
+    for (let i = 0; i < 40; i++) statuses.push((await server.request('/v1/pets', { body: { name: 'during', categoryId: 1 } })).status);
+    await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
+    expect(statuses).toEqual(Array(40).fill(503));
+    const outage = logs.lines.filter((l) => /database unavailable/.test(l.msg));
+    expect(outage).toHaveLength(1);
+    expect(outage[0]!.level).toBe(40);
+  });
+});
