@@ -257,7 +257,7 @@ export interface components {
         };
         /**
          * @description A request with this `Idempotency-Key` is still being processed and did
-         *     not finish in time (`idempotency_key_in_use`). Retry later.
+         *     not finish within 3 seconds (`idempotency_key_in_use`). Retry later.
          */
         IdempotencyConflict: {
             headers: {
