@@ -16,7 +16,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY openapi.yaml ./
 COPY src/db/migrations ./src/db/migrations
-COPY src/ratelimit/hit.lua ./src/ratelimit/hit.lua
+COPY src/ratelimit/*.lua ./src/ratelimit/
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
