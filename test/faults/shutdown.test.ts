@@ -1,20 +1,16 @@
 import { expect, it } from 'vitest';
+import { createKey } from '../../scripts/lib/apiKeys.js';
+import { startServer } from '../../scripts/lib/processes.js';
 import { openDatabase } from '../../src/db/database.js';
-import { freePort, runScript, spawnScript, waitUntilAnswers } from '../helpers/run.js';
 import { createTestDatabase } from '../helpers/testDatabase.js';
 
 it('on SIGTERM under load, finishes what it accepted, loses nothing, and exits 0', async () => {
   const db = await createTestDatabase();
-  const port = await freePort();
-  const env = { ...db.env, PORT: String(port), LOG_LEVEL: 'warn' };
-  const server = spawnScript('src/server.ts', env);
-  const exit = new Promise<number | null>((resolve) => server.once('exit', resolve));
-  const base = `http://127.0.0.1:${port}`;
-  await waitUntilAnswers(`${base}/healthz`);
-  const key = (await runScript('scripts/apikey.ts', ['create', '--plan', 'business'], env)).stdout.trim().split('\n').at(-1)!;
+  const server = await startServer('src/server.ts', { ...db.env, LOG_LEVEL: 'warn' });
+  const key = await createKey(db.env, { plan: 'business' });
 
   const send = (i: number) =>
-    fetch(`${base}/v1/pets`, {
+    fetch(`${server.baseUrl}/v1/pets`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: `load ${i}`, categoryId: 1 }),
@@ -22,7 +18,7 @@ it('on SIGTERM under load, finishes what it accepted, loses nothing, and exits 0
 
   const inFlight = Array.from({ length: 60 }, (_, i) => send(i));
   await new Promise((r) => setTimeout(r, 30));
-  server.kill('SIGTERM');
+  const exit = server.stop(); // SIGTERM
   const statuses = await Promise.all(inFlight);
   expect(await exit).toBe(0);
 
