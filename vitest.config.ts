@@ -8,5 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file gets its own database; files run in parallel on separate processes.
     pool: 'forks',
+    // Two files at a time on this 2-core machine: much of the suite waits on child processes and sockets.
+    maxWorkers: 2,
   },
 });

@@ -1,8 +1,22 @@
 // npm run --silent apikey -- create|list|revoke: manages API keys in the server's database.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openCliDatabase } from './cliDatabase.js';
 import { isWellFormedKey } from '../src/auth/apiKey.js';
 import { apiKeysRepository, PLANS, type ApiKeyRecord, type Plan } from '../src/auth/apiKeys.js';
+import type { Database } from '../src/db/database.js';
+
+/** Where the command writes: one line per call (console.log and console.error when run as a script). */
+export interface CliIo {
+  stdout(line: string): void;
+  stderr(line: string): void;
+}
+
+export interface CliDeps {
+  /** Opens the server's database; by default as configured by the environment (DATABASE_URL or DATA_DIR). */
+  openDatabase?: () => Promise<Database>;
+}
 
 const USAGE = `Usage:
   npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n>]
@@ -46,7 +60,25 @@ function formatRow(k: ApiKeyRecord): string {
   return [k.id, k.name || '-', k.plan, limits, date(k.createdAt), date(k.lastUsedAt), k.revokedAt ? `revoked ${date(k.revokedAt)}` : 'active'].join('\t');
 }
 
-async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the command line `argv` (without node and the script) and returns the exit code:
+ * 0 done, 1 failed (unknown key, database error), 2 bad arguments (with the usage text).
+ * Arguments are checked before the database is opened.
+ */
+export async function main(argv: string[], io: CliIo, deps: CliDeps = {}): Promise<number> {
+  try {
+    return await execute(argv, io, deps.openDatabase ?? openCliDatabase);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.stderr(`Error: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    io.stderr(`Error: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+async function execute(argv: string[], io: CliIo, openDatabase: () => Promise<Database>): Promise<number> {
   const [command, ...rest] = argv;
   // Parse everything before touching the database, so bad arguments fail fast.
   let run: (repo: ReturnType<typeof apiKeysRepository>) => Promise<number>;
@@ -54,14 +86,14 @@ async function main(argv: string[]): Promise<number> {
     const opts = parseCreate(rest);
     run = async (repo) => {
       const { key, record } = await repo.create(opts);
-      console.log(`Created API key ${record.id} (${record.plan}${record.name ? `, "${record.name}"` : ''}). Store it now; it cannot be shown again:`);
-      console.log(key);
+      io.stdout(`Created API key ${record.id} (${record.plan}${record.name ? `, "${record.name}"` : ''}). Store it now; it cannot be shown again:`);
+      io.stdout(key);
       return 0;
     };
   } else if (command === 'list' && rest.length === 0) {
     run = async (repo) => {
-      console.log(['id', 'name', 'plan', 'limits', 'created', 'last used', 'state'].join('\t'));
-      for (const k of await repo.list()) console.log(formatRow(k));
+      io.stdout(['id', 'name', 'plan', 'limits', 'created', 'last used', 'state'].join('\t'));
+      for (const k of await repo.list()) io.stdout(formatRow(k));
       return 0;
     };
   } else if (command === 'revoke' && rest.length === 1) {
@@ -75,17 +107,17 @@ async function main(argv: string[]): Promise<number> {
     run = async (repo) => {
       const revoked = await repo.revoke(selector);
       if (!revoked) {
-        console.error('No such API key.');
+        io.stderr('No such API key.');
         return 1;
       }
-      console.log(`Revoked API key ${revoked.id}.`);
+      io.stdout(`Revoked API key ${revoked.id}.`);
       return 0;
     };
   } else {
     throw new UsageError(command ? `unknown command or arguments: ${argv.join(' ')}` : 'missing command');
   }
 
-  const db = await openCliDatabase();
+  const db = await openDatabase();
   try {
     return await run(apiKeysRepository(db.pool));
   } finally {
@@ -93,14 +125,18 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    console.error(`Error: ${(err as Error).message}\n\n${USAGE}`);
-    process.exitCode = 2;
-  } else {
-    console.error(`Error: ${(err as Error).message}`);
-    process.exitCode = 1;
+/** Whether this file is the process's entry point (npm run apikey), not a module imported by a test. */
+function runAsScript(): boolean {
+  try {
+    return realpathSync(process.argv[1] ?? '') === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
   }
+}
+
+if (runAsScript()) {
+  process.exitCode = await main(process.argv.slice(2), {
+    stdout: (line) => console.log(line),
+    stderr: (line) => console.error(line),
+  });
 }

@@ -2,10 +2,8 @@
  * npm run bench [-- --quick]: measures the service against its own ceiling on this
  * machine, in one run, and writes BENCHMARKS.md. See BENCHMARKS.md for the method.
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { encodeCursor } from '../src/pets/cursor.js';
 import { projectRoot } from '../src/paths.js';
@@ -15,6 +13,8 @@ import { measure, type Arm, type Measurement } from './bench/load.js';
 import { renderReport, type Report } from './bench/report.js';
 import { median, rotate } from './bench/stats.js';
 import { startTarget, type Target } from './bench/targets.js';
+import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, redisAnswers } from './lib/probes.js';
+import { runScript } from './lib/processes.js';
 
 const quick = process.argv.includes('--quick');
 const settings = quick
@@ -22,8 +22,8 @@ const settings = quick
   : { seconds: 5, rounds: 5, warmupSeconds: 2, latencySeconds: 5, latencyRounds: 3, connections: 10 };
 const SMALL_PETS = 10_000;
 const SCALE_PETS = 1_000_000;
-const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
+const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? LOCAL_REDIS_URL;
 const runId = `${process.pid}`;
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
@@ -40,19 +40,6 @@ async function cleanup() {
   for (const fn of cleanups.reverse()) await fn().catch((err) => log(`cleanup: ${err.message}`));
 }
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
-
-async function redisReachable(): Promise<boolean> {
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
 
 /** Runs every arm once per round, in a rotating order; the median of the rounds is the result. */
 async function rounds(arms: Arm[], rounds: number, opts: { seconds: number; rate?: number }) {
@@ -77,7 +64,7 @@ async function main(): Promise<Report> {
   cleanups.push(() => pgDb.drop());
   const embedded = await createEmbeddedDatabase(SMALL_PETS);
   cleanups.push(() => embedded.drop());
-  const withRedis = await redisReachable();
+  const withRedis = await redisAnswers(redisUrl);
   if (!withRedis) log(`Redis at ${redisUrl} is not reachable: the Redis arms are skipped.`);
 
   log('Starting servers…');
@@ -217,15 +204,10 @@ async function unknownKeyBurst(service: Target, get: Arm, rate: number) {
   return result;
 }
 
-function runFlood(url: string, rate: number, seconds: number, mode: 'unknown' | 'none') {
-  return new Promise<{ statusCodeStats: Record<string, { count: number }>; errors: number }>((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/bench/flood.ts', url, String(rate), String(seconds), mode],
-      { cwd: projectRoot },
-      (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))),
-    );
-  });
+async function runFlood(url: string, rate: number, seconds: number, mode: 'unknown' | 'none') {
+  const res = await runScript('scripts/bench/flood.ts', [url, String(rate), String(seconds), mode], {}, (seconds + 60) * 1000);
+  if (res.code !== 0) throw new Error(`flood exited with ${res.code}:\n${res.stderr}`);
+  return JSON.parse(res.stdout) as { statusCodeStats: Record<string, { count: number }>; errors: number };
 }
 
 /** First page against a page deep in the cursor chain, with and without the status filter, on a large table. */

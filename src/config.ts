@@ -96,6 +96,9 @@ const schema = {
   },
 } as const;
 
+/** Every variable the service reads (tools that start it pass only these on purpose). */
+export const CONFIG_VARIABLES = Object.keys(schema.properties);
+
 interface Env {
   PORT: number;
   HOST: string;

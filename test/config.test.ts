@@ -18,9 +18,18 @@ describe('configuration', () => {
       pro: { perMinute: 300, perDay: 10000 },
       business: { perMinute: 1000, perDay: 100000 },
     });
-    expect(c.rateLimits.ban).toEqual({ after: 10, seconds: 900 });
+    expect(c.rateLimits.ban).toEqual({ after: 10, seconds: 900, graceMs: 2000 });
     expect(c.rateLimits.redisBatch).toBe(100);
     expect(c.workers).toBe(1);
+    expect(c.shutdown).toEqual({ drainSeconds: 5, graceSeconds: 10 });
+    expect(c.http).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 10_000, maxConnections: 10_000, maxConnectionsPerAddress: 256 });
+    expect(c.db).toEqual({ statementTimeoutMs: 5000, lockTimeoutMs: 3000 });
+    expect(c.redisTimeoutMs).toBe(150);
+  });
+
+  it('does not cap connections per address behind a proxy unless asked to', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).http.maxConnectionsPerAddress).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8', MAX_CONNECTIONS_PER_ADDRESS: '50' }).http.maxConnectionsPerAddress).toBe(50);
   });
 
   it('reads overrides and strips a trailing slash from the public URL', () => {
@@ -41,6 +50,9 @@ describe('configuration', () => {
     [{ RATE_LIMIT_REDIS_BATCH: '0' }, /RATE_LIMIT_REDIS_BATCH/],
     [{ WORKERS: '2', REDIS_URL: 'redis://r' }, /WORKERS above 1 needs DATABASE_URL/],
     [{ WORKERS: '2', DATABASE_URL: 'postgres://db/x' }, /WORKERS above 1 needs REDIS_URL/],
+    [{ DB_LOCK_TIMEOUT_MS: '5000' }, /DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS/],
+    [{ HEADERS_TIMEOUT_SECONDS: '20' }, /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/],
+    [{ SHUTDOWN_DRAIN_SECONDS: '-1' }, /SHUTDOWN_DRAIN_SECONDS/],
   ])('rejects %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
   });

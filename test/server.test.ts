@@ -1,73 +1,68 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, runScript, spawnScript } from './helpers/run.js';
-
-/** Resolves with everything printed once `pattern` shows up on stdout. */
-function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 45_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; got: ${out}`)), timeoutMs);
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      if (pattern.test(out)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
-  });
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 45_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+import { waitFor } from '../scripts/lib/poll.js';
+import { canConnect, freePort } from '../scripts/lib/ports.js';
+import { projectRoot } from '../src/paths.js';
+import { createKey } from '../scripts/lib/apiKeys.js';
+import { runScript, startServer, stop, waitForOutput, type Server } from '../scripts/lib/processes.js';
+import { scratchDir } from '../scripts/lib/scratchDir.js';
 
 describe('server.ts on the embedded database', () => {
   let dir: string;
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  const servers: Server[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('starts on a fresh DATA_DIR, prints a development key once, and stops cleanly on SIGTERM', async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'as-server-'));
-    const port = await freePort();
-    const env = { DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn' };
-    const server = spawnScript('src/server.ts', env);
-    const out = await waitForOutput(server, /Docs: +\S+\/docs/);
+    dir = await scratchDir('as-server-');
+    const env = { DATA_DIR: dir, LOG_LEVEL: 'warn' };
+    const server = await startServer('src/server.ts', env);
+    servers.push(server);
+    const out = await waitForOutput(server.child, /Docs: +\S+\/docs/);
     const key = /^ {2}(as_[A-Za-z0-9_-]{43})$/m.exec(out)![1]!;
-    expect(out).toContain(`http://127.0.0.1:${port}/docs`);
+    expect(out).toContain(`${server.baseUrl}/docs`);
 
-    const res = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
 
     // The CLI reaches the store through the running server; a second server is refused.
-    const created = await runScript('scripts/apikey.ts', ['create', '--plan', 'pro'], env);
-    expect(created.code).toBe(0);
-    const second = await runScript('src/server.ts', [], { ...env, PORT: String(await freePort()) });
+    await createKey(env, { plan: 'pro' });
+    const second = await runScript('src/server.ts', [], { ...env, PORT: '0' });
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain('is in use by another process');
 
-    server.kill('SIGTERM');
-    expect(await exited(server)).toBe(0);
+    expect(await server.stop()).toBe(0);
     expect(existsSync(path.join(dir, '.s.PGSQL.5432'))).toBe(false);
 
     // A restart keeps the data and does not print another key.
-    const again = spawnScript('src/server.ts', env);
+    const again = await startServer('src/server.ts', env);
+    servers.push(again);
     let out2 = '';
-    again.stdout!.on('data', (chunk) => (out2 += chunk));
-    await until(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false));
-    const res2 = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+    again.child.stdout!.on('data', (chunk) => (out2 += chunk)); // all of it: it waited in the pipe
+    const res2 = await fetch(`${again.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect(res2.status).toBe(200);
     expect(out2).not.toMatch(/development API key/);
-    again.kill('SIGINT');
-    expect(await exited(again)).toBe(0);
+    expect(await stop(again.child, { signal: 'SIGINT' })).toBe(0);
+  }, 120_000);
+
+  it('stops when SIGTERM goes to the `npm start` process itself, as a supervisor sends it', async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start'], {
+      cwd: projectRoot,
+      env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '0' },
+      stdio: 'ignore',
+    });
+    const npmExited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
+    expect(await waitFor(() => canConnect(port), 90_000, 200)).toBe(true); // builds first (prestart)
+
+    npm.kill('SIGTERM');
+    await npmExited;
+    // Nothing is left serving: npm passed the signal on, and the start script execs node.
+    expect(await waitFor(async () => !(await canConnect(port)), 10_000)).toBe(true);
   }, 120_000);
 });

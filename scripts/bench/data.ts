@@ -1,12 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
+import { rm } from 'node:fs/promises';
+import type pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { apiKeysRepository } from '../../src/auth/apiKeys.js';
+import { createKey } from '../lib/apiKeys.js';
+import { createDatabase, dropDatabase } from '../lib/databases.js';
+import { scratchDir } from '../lib/scratchDir.js';
 
 /** Room for every request of the benchmark: limits are counted, never reached. */
-export const HIGH_QUOTA = { perMinute: 100_000_000, perDay: 1_000_000_000 };
+export const HIGH_QUOTA = { perMinute: 100_000_000, perDay: 999_999_999 };
 
 export interface BenchDatabase {
   /** DATABASE_URL for a Postgres database, or DATA_DIR for an embedded one. */
@@ -27,38 +27,31 @@ export async function seedPets(pool: pg.Pool, count: number): Promise<void> {
   await pool.query('ANALYZE pets');
 }
 
-async function prepare(db: Database, pets: number): Promise<string> {
-  await seedPets(db.pool, pets);
-  return (await apiKeysRepository(db.pool).create({ plan: 'enterprise', name: 'bench', ...HIGH_QUOTA })).key;
-}
+/** The benchmark's key, made as an operator makes one (npm run apikey), in the database of `env`. */
+const benchKey = (env: Record<string, string>) => createKey(env, { plan: 'enterprise', name: 'bench', ...HIGH_QUOTA });
 
 /** A new, migrated and seeded Postgres database on the server of `adminUrl`. */
 export async function createPostgresDatabase(adminUrl: string, name: string, pets: number): Promise<BenchDatabase> {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: url.toString(), dataDir: '', poolMax: 2, onIdleError: () => {} });
-  const key = await prepare(db, pets);
+  const env = { DATABASE_URL: await createDatabase(adminUrl, name) };
+  const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: '', poolMax: 2, onIdleError: () => {} });
+  await seedPets(db.pool, pets);
   return {
-    env: { DATABASE_URL: url.toString() },
-    key,
+    env,
+    key: await benchKey(env),
     db,
     async drop() {
       await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await dropDatabase(adminUrl, name);
     },
   };
 }
 
 /** A new embedded (PGlite) store, seeded, then closed so that a server can open it. */
 export async function createEmbeddedDatabase(pets: number): Promise<Omit<BenchDatabase, 'db'>> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'as-bench-'));
+  const dir = await scratchDir('as-bench-');
   const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });
-  const key = await prepare(db, pets);
+  await seedPets(db.pool, pets);
   await db.close();
-  return { env: { DATA_DIR: dir }, key, drop: () => rm(dir, { recursive: true, force: true }) };
+  const env = { DATA_DIR: dir };
+  return { env, key: await benchKey(env), drop: () => rm(dir, { recursive: true, force: true }) };
 }

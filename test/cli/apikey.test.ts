@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScript } from '../helpers/run.js';
+import { main, type CliDeps } from '../../scripts/apikey.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/database.js';
+import { manualClock } from '../helpers/clock.js';
+import { runScript, type RunResult } from '../../scripts/lib/processes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import { startTestServer } from '../helpers/testServer.js';
 
@@ -9,21 +13,47 @@ beforeAll(async () => {
 });
 afterAll(() => db.drop());
 
-const apikey = (...args: string[]) => runScript('scripts/apikey.ts', args, db.env);
+/** The script as its own process (through tsx, as npm runs it): for what only a real run shows. */
+const spawnApikey = (...args: string[]) => runScript('scripts/apikey.ts', args, db.env);
+
+/** Runs the command in this process, with output and exit code as a run of the script gives them. */
+async function run(args: string[], deps: CliDeps): Promise<RunResult> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await main(args, { stdout: (line) => stdout.push(`${line}\n`), stderr: (line) => stderr.push(`${line}\n`) }, deps);
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+}
+
+/** The command in this process, on the test's database, opened as the script opens it from the environment. */
+function apikey(...args: string[]): Promise<RunResult> {
+  const config = loadConfig(db.env);
+  return run(args, {
+    openDatabase: () =>
+      openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, embeddedMode: 'attach', onIdleError: () => {} }),
+  });
+}
 
 describe('npm run apikey', () => {
   let created: string;
 
-  it('create prints the new key alone on the last line', async () => {
-    const res = await apikey('create', '--plan', 'pro', '--name', 'ci robot');
+  it('create prints the new key alone on the last line (run as a script)', async () => {
+    const res = await spawnApikey('create', '--plan', 'pro', '--name', 'ci robot');
     expect(res.code).toBe(0);
     created = res.stdout.trim().split('\n').at(-1)!;
     expect(created).toMatch(/^as_[A-Za-z0-9_-]{43}$/);
   });
 
+  it('a usage error exits 2 with the usage text (run as a script)', async () => {
+    const res = await spawnApikey('create', '--plan', 'gold');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('Usage:');
+    expect(res.stdout).toBe('');
+  });
+
   it('creates enterprise keys with their own limits', async () => {
     const res = await apikey('create', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '900000');
     expect(res.code).toBe(0);
+    expect(res.stdout.trim().split('\n').at(-1)).toMatch(/^as_[A-Za-z0-9_-]{43}$/);
   });
 
   it('list shows id, name, plan, limits, dates and state, never a key', async () => {
@@ -37,7 +67,9 @@ describe('npm run apikey', () => {
   });
 
   it('the key works against the server, and revoke (by key, then by id) stops it', async () => {
-    const server = await startTestServer({}, { db });
+    // The server's key cache reads this clock: moving it past the cache's bound replaces a wait.
+    const clock = manualClock();
+    const server = await startTestServer({}, { db, clock: clock.now });
     try {
       expect((await server.request('/v1/pets', { key: created })).status).toBe(200);
       const byKey = await apikey('revoke', created);
@@ -50,7 +82,7 @@ describe('npm run apikey', () => {
       const id = /^Created API key (\d+) /m.exec(made)![1]!;
       expect((await server.request('/v1/pets', { key: other })).status).toBe(200);
       expect((await apikey('revoke', id)).stdout).toContain(`Revoked API key ${id}.`);
-      await new Promise((r) => setTimeout(r, 4_200)); // past the verifier's cache bound
+      clock.advance(4_000); // the verifier's bound on a cached answer's age
       expect((await server.request('/v1/pets', { key: created })).status).toBe(401);
       expect((await server.request('/v1/pets', { key: other })).status).toBe(401);
     } finally {
@@ -64,6 +96,9 @@ describe('npm run apikey', () => {
     expect(res.stderr).toContain('No such API key');
   });
 
+  // Bad arguments are refused before the database is opened: here, opening it fails the test.
+  const noDatabase: CliDeps = { openDatabase: () => Promise.reject(new Error('bad arguments opened the database')) };
+
   it.each([
     [[]],
     [['create']],
@@ -76,8 +111,9 @@ describe('npm run apikey', () => {
     [['list', 'extra']],
     [['delete', '1']],
   ])('%j gets a usage message and a non-zero exit', async (args) => {
-    const res = await apikey(...args);
-    expect(res.code).not.toBe(0);
+    const res = await run(args, noDatabase);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('Usage:');
+    expect(res.stdout).toBe('');
   });
 });

@@ -1,68 +1,68 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
+import { readdir, rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { createDatabase, dropDatabase } from '../../scripts/lib/databases.js';
 import { openDatabase } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { createPool } from '../../src/db/pgPool.js';
 import { migrationsDir } from '../../src/paths.js';
+import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
+import { createTestDatabase } from '../helpers/testDatabase.js';
+import { scratchDir } from '../../scripts/lib/scratchDir.js';
 
-const adminUrl = process.env.DATABASE_URL;
 const noop = () => {};
 const allMigrations = async () => (await readdir(migrationsDir)).filter((f) => f.endsWith('.sql')).sort();
 
 describe('migrations', () => {
-  it('apply once, also when several instances start at the same time', async () => {
-    if (adminUrl) {
-      const name = `as_migrate_${process.pid}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-      await admin.query(`CREATE DATABASE ${name}`);
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
+  it.skipIf(withoutPostgresServer())('apply each file exactly once when 8 instances migrate one fresh database at the same time', async () => {
+    const adminUrl = postgresServerUrl();
+    const name = `as_migrate_${process.pid}`;
+    const url = await createDatabase(adminUrl, name);
+    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: url }, onIdleError: noop }));
+    try {
+      // Every pool connected first, so that the eight runs start together and race for the lock.
+      await Promise.all(pools.map(async (pool) => (await pool.connect()).release()));
+      const applied = await Promise.all(pools.map((pool) => migrate(pool)));
+
+      const files = await allMigrations();
+      expect(applied.filter((run) => run.length > 0), 'one run applies everything, the others find it done').toEqual([files]);
+      const { rows } = await pools[0]!.query('SELECT version FROM schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(files);
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+      await dropDatabase(adminUrl, name);
+    }
+  });
+
+  it('apply nothing again when an embedded store is opened a second time, and keep its data', async () => {
+    const dir = await scratchDir('as-migrate-');
+    try {
+      const first = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 2, onIdleError: noop });
+      await first.pool.query(`INSERT INTO pets (name, category_id) VALUES ('kept', 1)`);
+      await first.close();
+      const second = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 2, onIdleError: noop });
       try {
-        // Three instances race on an empty database; the advisory lock makes it safe.
-        const dbs = await Promise.all(
-          [1, 2, 3].map(() => openDatabase({ databaseUrl: url.toString(), dataDir: '', poolMax: 2, onIdleError: noop })),
-        );
-        const { rows } = await dbs[0]!.pool.query('SELECT version FROM schema_migrations');
-        expect(rows.map((r) => r.version).sort()).toEqual(await allMigrations());
-        await Promise.all(dbs.map((d) => d.close()));
-      } finally {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await admin.end();
-      }
-    } else {
-      // Embedded: one process owns the store; opening it again must not re-apply anything.
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'as-migrate-'));
-      try {
-        const first = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 2, onIdleError: noop });
-        await first.pool.query(`INSERT INTO pets (name, category_id) VALUES ('kept', 1)`);
-        await first.close();
-        const second = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 2, onIdleError: noop });
-        const { rows } = await second.pool.query('SELECT version FROM schema_migrations');
-        expect(rows.map((r) => r.version).sort()).toEqual(await allMigrations());
+        expect(await migrate(second.pool)).toEqual([]);
+        const { rows } = await second.pool.query('SELECT version FROM schema_migrations ORDER BY version');
+        expect(rows.map((r) => r.version)).toEqual(await allMigrations());
         expect((await second.pool.query('SELECT name FROM pets')).rows).toEqual([{ name: 'kept' }]);
-        await second.close();
       } finally {
-        await rm(dir, { recursive: true, force: true });
+        await second.close();
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
   it('returns int8 columns as exact numbers', async () => {
-    const db = await openDatabase({
-      databaseUrl: adminUrl,
-      dataDir: await mkdtemp(path.join(os.tmpdir(), 'as-int8-')),
-      poolMax: 1,
-      onIdleError: noop,
-    });
+    const own = await createTestDatabase();
+    const db = await openDatabase({ databaseUrl: own.env.DATABASE_URL, dataDir: own.env.DATA_DIR ?? '', poolMax: 1, onIdleError: noop });
     try {
       const { rows } = await db.pool.query('SELECT 9007199254740991::bigint AS big, count(*) AS n FROM (VALUES (1)) v');
       expect(rows[0]).toEqual({ big: 9007199254740991, n: 1 });
       await expect(db.pool.query('SELECT 9007199254740993::bigint AS big')).rejects.toThrow(/exceeds 2\^53-1/);
     } finally {
       await db.close();
+      await own.drop();
     }
   });
 });

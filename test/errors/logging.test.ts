@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
@@ -20,6 +21,7 @@ let db: ServerDatabase;
 let server: TestServer;
 const logs = logCollector();
 beforeAll(async () => {
+  if (withoutPostgresServer()) return;
   db = await createServerDatabase('logging');
   server = await startTestServer({ LOG_LEVEL: 'info' }, { db, logStream: logs.stream });
 });
@@ -28,7 +30,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe('what an operator reads', () => {
+describe.skipIf(withoutPostgresServer())('what an operator reads', () => {
   it('logs a client that hangs up mid-body as a client that went away, not as a database outage', async () => {
     const socket = net.connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
@@ -20,7 +21,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe('database faults', () => {
+describe.skipIf(withoutPostgresServer())('database faults', () => {
   it('survives its connections being killed and serves again at once', async () => {
     expect((await server.request('/v1/pets')).status).toBe(200);
     await terminateConnections();

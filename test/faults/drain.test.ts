@@ -1,41 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeysRepository } from '../../src/auth/apiKeys.js';
-import { openDatabase } from '../../src/db/database.js';
-import { REDIS_URL, uniquePrefix, cleanupSharedRedis } from '../ratelimit/helpers.js';
-import { freePort, spawnScript, waitUntilAnswers } from '../helpers/run.js';
+import { createKey } from '../../scripts/lib/apiKeys.js';
+import { startServer } from '../../scripts/lib/processes.js';
+import { cleanupSharedRedis, REDIS_URL, uniquePrefix } from '../ratelimit/helpers.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
+import { withoutPostgresServer, withoutRedis } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 let db: ServerDatabase;
 let key: string;
 beforeAll(async () => {
+  if (withoutPostgresServer() || withoutRedis()) return;
   db = await createServerDatabase('drain');
-  const database = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: '', poolMax: 1, onIdleError: () => {} });
-  key = (await apiKeysRepository(database.pool).create({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 })).key;
-  await database.close();
+  key = await createKey(db.env, { plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 });
 });
 afterAll(async () => {
   await cleanupSharedRedis();
   await db?.drop();
 });
 
-describe.each([
+describe.skipIf(withoutPostgresServer() || withoutRedis()).each([
   ['one process', {}],
   ['WORKERS=2', { WORKERS: '2' }],
 ])('SIGTERM with 80 requests in the listen queue (%s)', (_name, extra) => {
   it('answers all 80, fails readiness during the drain, and exits 0', async () => {
-    const port = await freePort();
-    const server = spawnScript('src/server.ts', {
-      ...db.env,
-      REDIS_URL,
-      REDIS_PREFIX: uniquePrefix(),
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      SHUTDOWN_DRAIN_SECONDS: '2',
-      ...extra,
-    }, { detached: true });
+    const { child: server, baseUrl } = await startServer(
+      'src/server.ts',
+      { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '2', ...extra },
+      { readyPath: '/readyz', stdout: 'ignore', detached: true },
+    );
+    const port = Number(new URL(baseUrl).port);
     const exit = new Promise<number | null>((resolve) => server.once('exit', resolve));
-    await waitUntilAnswers(`http://127.0.0.1:${port}/readyz`);
     expect((await getOnce(port, '/v1/pets?limit=1', key)).status).toBe(200);
 
     // Freeze every process of the server, so new connections wait in the kernel's listen queue.

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
@@ -8,6 +9,7 @@ const POOL = 4;
 let db: ServerDatabase;
 let server: TestServer;
 beforeAll(async () => {
+  if (withoutPostgresServer()) return;
   db = await createServerDatabase('stmt');
   server = await startTestServer({ DB_POOL_MAX: String(POOL), DB_STATEMENT_TIMEOUT_MS: '1000', DB_LOCK_TIMEOUT_MS: '500' }, { db });
 });
@@ -37,7 +39,7 @@ async function serviceBackends(): Promise<number> {
   return rows[0]!.n;
 }
 
-describe('statements blocked past the timeout', () => {
+describe.skipIf(withoutPostgresServer())('statements blocked past the timeout', () => {
   it('answer 503 within 15 s, store nothing, and never take more backends than the pool', async () => {
     const release = await holdPetsLock(8_000);
     let maxBackends = 0;

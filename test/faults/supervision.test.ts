@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, spawnScript, waitUntilAnswers } from '../helpers/run.js';
+import { waitFor } from '../../scripts/lib/poll.js';
+import { startServer } from '../../scripts/lib/processes.js';
 import { countOutcomes, getOnce, type OneShot } from '../helpers/oneShot.js';
+import { withoutPostgresServer, withoutRedis } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
-import { cleanupSharedRedis, REDIS_URL, uniquePrefix, waitFor } from '../ratelimit/helpers.js';
+import { cleanupSharedRedis, REDIS_URL, uniquePrefix } from '../ratelimit/helpers.js';
 
 /** The worker processes of a cluster primary. */
 function workersOf(primaryPid: number): number[] {
@@ -16,30 +18,24 @@ function workersOf(primaryPid: number): number[] {
 
 let db: ServerDatabase;
 beforeAll(async () => {
-  db = await createServerDatabase('supervise');
+  if (!withoutPostgresServer()) db = await createServerDatabase('supervise');
 });
 afterAll(async () => {
   await cleanupSharedRedis();
   await db?.drop();
 });
 
-describe('WORKERS=2 when a worker dies during a database outage', () => {
+describe.skipIf(withoutPostgresServer() || withoutRedis())('WORKERS=2 when a worker dies during a database outage', () => {
   it('keeps the other worker serving, retries the replacement with backoff, and recovers with the database', async () => {
-    const port = await freePort();
-    const primary = spawnScript('src/server.ts', {
-      ...db.env,
-      REDIS_URL,
-      REDIS_PREFIX: uniquePrefix(),
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      WORKERS: '2',
-      SHUTDOWN_DRAIN_SECONDS: '0',
-    });
+    const { child: primary, baseUrl: base } = await startServer(
+      'src/server.ts',
+      { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', WORKERS: '2', SHUTDOWN_DRAIN_SECONDS: '0' },
+      { readyPath: '/readyz', stdout: 'ignore' },
+    );
+    const port = Number(new URL(base).port);
     let stderr = '';
     primary.stderr!.on('data', (c) => (stderr += c));
     const exit = new Promise<number | null>((resolve) => primary.once('exit', resolve));
-    const base = `http://127.0.0.1:${port}`;
-    await waitUntilAnswers(`${base}/readyz`);
     expect(await waitFor(async () => workersOf(primary.pid!).length === 2, 10_000)).toBe(true);
 
     await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);

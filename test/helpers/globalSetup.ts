@@ -1,45 +1,96 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
+import { execFile } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import type { TestProject } from 'vitest/node';
+import { createDatabase, dropDatabases } from '../../scripts/lib/databases.js';
+import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from '../../scripts/lib/probes.js';
 import { openDatabase } from '../../src/db/database.js';
+import { scratchDir } from '../../scripts/lib/scratchDir.js';
+
+/** What this run has besides Node: test/helpers/services.ts turns it into skip conditions. */
+export interface Services {
+  postgres: { url: string; up: boolean };
+  redis: { url: string; up: boolean };
+  redisServerBinary: boolean;
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Postgres: a migrated template database to clone per test file. PGlite: a migrated data dir to copy. */
     template: { kind: 'postgres'; adminUrl: string; name: string; runId: string } | { kind: 'embedded'; dir: string };
+    services: Services;
   }
 }
 
-/** Migrates one template per run, so each test file starts from a copy in well under a second. */
+const hasBinary = (name: string) => new Promise<boolean>((resolve) => execFile(name, ['--version'], (err) => resolve(!err)));
+
+/** Probes each service once, with a short timeout, where the variables say it is. */
+async function probeServices(): Promise<Services> {
+  const postgresUrl = process.env.TEST_POSTGRES_URL || process.env.DATABASE_URL || LOCAL_POSTGRES_URL;
+  const redisUrl = process.env.TEST_REDIS_URL || LOCAL_REDIS_URL;
+  const [postgresUp, redisUp, redisServerBinary] = await Promise.all([
+    postgresAnswers(postgresUrl),
+    redisAnswers(redisUrl),
+    hasBinary('redis-server'),
+  ]);
+  return { postgres: { url: postgresUrl, up: postgresUp }, redis: { url: redisUrl, up: redisUp }, redisServerBinary };
+}
+
+/** One line per missing service: the tests that cannot run without it, and how to enable them. */
+function missing(services: Services): string[] {
+  const lines: string[] = [];
+  if (!services.postgres.up) {
+    lines.push(
+      `no Postgres server answers at ${services.postgres.url}, so the tests that need one cannot run (test/faults/database, ` +
+        `test/cluster, concurrent migrations in test/db/migrate): set TEST_POSTGRES_URL (or DATABASE_URL) to a Postgres admin URL`,
+    );
+  }
+  if (!services.redis.up) {
+    lines.push(
+      `no Redis answers at ${services.redis.url}, so the Redis store tests cannot run (test/ratelimit/{quotas,ban,anonymous}, ` +
+        `test/ratelimit/shared, test/cluster): set TEST_REDIS_URL to a Redis URL`,
+    );
+  }
+  if (!services.redisServerBinary) {
+    lines.push('no redis-server on PATH, so test/ratelimit/redisOutage cannot run (it starts and kills a Redis of its own): install redis-server');
+  }
+  return lines;
+}
+
+/**
+ * Probes the services once and says which tests cannot run (or fails, with TEST_REQUIRE_SERVICES=1);
+ * then migrates one template per run, so each test file starts from a copy in well under a second.
+ */
 export default async function setup(project: TestProject) {
+  const services = await probeServices();
+  const notRun = missing(services);
+  if (notRun.length > 0 && process.env.TEST_REQUIRE_SERVICES === '1') {
+    throw new Error(`TEST_REQUIRE_SERVICES=1 forbids skipping tests, but:\n  ${notRun.join('\n  ')}`);
+  }
+  const report = () => {
+    if (notRun.length > 0) console.warn(`\nSkipped in this run (TEST_REQUIRE_SERVICES=1 makes this a failure):\n  ${notRun.join('\n  ')}\n`);
+  };
+  report();
+  project.provide('services', services);
+
   const adminUrl = process.env.DATABASE_URL;
   if (adminUrl) {
     const runId = String(process.pid);
-    const name = `as_tpl_${runId}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const db = await openDatabase({ databaseUrl: url.toString(), dataDir: '', poolMax: 1, onIdleError: () => {} });
+    const name = `as_${runId}_template`;
+    const db = await openDatabase({ databaseUrl: await createDatabase(adminUrl, name), dataDir: '', poolMax: 1, onIdleError: () => {} });
     await db.close();
     project.provide('template', { kind: 'postgres', adminUrl, name, runId });
     return async () => {
-      // Drop the template and every per-file clone of this run.
-      const { rows } = await admin.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`,
-        [name, `as\\_${runId}\\_%`],
-      );
-      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
-      await admin.end();
+      // The template and every per-file clone of this run (as_<runId>_<pid>_<n>).
+      await dropDatabases(adminUrl, `as\\_${runId}\\_%`);
+      report();
     };
   }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'as-tpl-'));
+  const dir = await scratchDir('as-tpl-');
   const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });
   await db.close();
   project.provide('template', { kind: 'embedded', dir });
-  return () => rm(dir, { recursive: true, force: true });
+  return async () => {
+    await rm(dir, { recursive: true, force: true });
+    report();
+  };
 }

@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { expect } from 'vitest';
+import { freePort } from '../../scripts/lib/ports.js';
+import { stop, waitForOutput } from '../../scripts/lib/processes.js';
 import { openapiPath, projectRoot } from '../../src/paths.js';
 import { expectMatchesContract } from './contract.js';
 import { methodOf, send, type ApiResponse, type RequestOptions } from './http.js';
-import { freePort } from './run.js';
 
 const prismBin = createRequire(import.meta.url).resolve('@stoplight/prism-cli/dist/index.js');
 
@@ -34,37 +35,18 @@ export async function startPrism(upstream: string): Promise<PrismProxy> {
     [prismBin, 'proxy', openapiPath, upstream, '--host', '127.0.0.1', '--port', String(port)],
     { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  await untilListening(child);
+  try {
+    await waitForOutput(child, /Prism is listening/, 30_000);
+  } catch (err) {
+    await stop(child, { signal: 'SIGKILL' });
+    throw new Error(`prism: ${(err as Error).message}`);
+  }
   return {
     baseUrl: `http://127.0.0.1:${port}`,
-    close: () => stop(child),
+    close: async () => {
+      await stop(child);
+    },
   };
-}
-
-function untilListening(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Prism is listening')) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume(); // keep draining its request log so it never blocks
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`prism exited with ${code} before listening:\n${output}`)));
-    setTimeout(() => reject(new Error(`prism did not start within 30 s:\n${output}`)), 30_000).unref();
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 export function violationsOf(headers: Headers): Violation[] {

@@ -1,8 +1,9 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { cp, rm } from 'node:fs/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { createDatabase, dropDatabase } from '../../scripts/lib/databases.js';
+import { postgresServerUrl } from './services.js';
+import { scratchDir } from '../../scripts/lib/scratchDir.js';
 
 export interface TestDatabase {
   /** Settings for loadConfig: DATABASE_URL or DATA_DIR. */
@@ -17,23 +18,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const template = inject('template');
   if (template.kind === 'postgres') {
     const name = `as_${template.runId}_${process.pid}_${counter++}`;
-    const admin = new pg.Client({ connectionString: template.adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template.name}`);
-    await admin.end();
-    const url = new URL(template.adminUrl);
-    url.pathname = `/${name}`;
-    return {
-      env: { DATABASE_URL: url.toString() },
-      async drop() {
-        const c = new pg.Client({ connectionString: template.adminUrl });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.end();
-      },
-    };
+    const url = await createDatabase(template.adminUrl, name, template.name);
+    return { env: { DATABASE_URL: url }, drop: () => dropDatabase(template.adminUrl, name) };
   }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'as-db-'));
+  const dir = await scratchDir('as-db-');
   await cp(template.dir, dir, { recursive: true });
   return { env: { DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -45,27 +33,24 @@ export interface ServerDatabase extends TestDatabase {
 }
 
 /**
- * A new, empty database on a real Postgres server, whichever backend the rest of the suite
- * uses (DATABASE_URL if set, else TEST_POSTGRES_URL or the local server): for tests that
- * need what only a server has (faults, several processes on one database).
+ * A new, empty database on a real Postgres server (TEST_POSTGRES_URL, DATABASE_URL or the
+ * local one), whichever backend the rest of the suite uses: for tests that need what only
+ * a server has (faults, several processes on one database). Guard them with
+ * `withoutPostgresServer()`.
  */
 export async function createServerDatabase(label: string): Promise<ServerDatabase> {
-  const adminUrl = process.env.DATABASE_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const adminUrl = postgresServerUrl();
   const name = `as_${label}_${process.pid}`;
+  const url = await createDatabase(adminUrl, name);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
   return {
     name,
     admin,
-    env: { DATABASE_URL: url.toString() },
+    env: { DATABASE_URL: url },
     async drop() {
-      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`).catch(() => {});
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
+      await dropDatabase(adminUrl, name);
     },
   };
 }

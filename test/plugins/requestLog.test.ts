@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, runScript, spawnScript, waitUntilAnswers } from '../helpers/run.js';
+import { createKey } from '../../scripts/lib/apiKeys.js';
+import { startServer } from '../../scripts/lib/processes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 
 /** The server's own log output, as an operator would collect it from stdout. */
@@ -12,15 +13,11 @@ describe('request logs', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const port = await freePort();
-    const env = { ...db.env, PORT: String(port), LOG_LEVEL: 'info' };
-    const server = spawnScript('src/server.ts', env);
+    const server = await startServer('src/server.ts', { ...db.env, LOG_LEVEL: 'info' });
     let stdout = '';
-    server.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    const base = `http://127.0.0.1:${port}`;
-    await waitUntilAnswers(`${base}/healthz`);
-    key = (await runScript('scripts/apikey.ts', ['create', '--plan', 'business'], env)).stdout.trim().split('\n').at(-1)!;
+    server.child.stdout!.on('data', (c: Buffer) => (stdout += c.toString())); // from the start: it waited in the pipe
+    const base = server.baseUrl;
+    key = await createKey(db.env, { plan: 'business' });
     const requests: Array<[string, RequestInit]> = [
       ['/v1/pets', { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-ok' } }],
       ['/v1/pets', { headers: { authorization: `Bearer ${badKey}`, 'x-request-id': 'trace-bad-key' } }],
@@ -32,8 +29,7 @@ describe('request logs', () => {
       await res.arrayBuffer();
       ids.push(res.headers.get('x-request-id')!);
     }
-    server.kill('SIGTERM');
-    await exited;
+    await server.stop();
     lines = stdout
       .split('\n')
       .filter((l) => l.startsWith('{'))

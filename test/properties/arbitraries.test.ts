@@ -1,7 +1,13 @@
+// PROPERTY_RUNS (see api.test.ts; default 25) scales the generator checks here too: 80 samples
+// a run, never fewer than the 2000 the coverage checks below are sized for (about 0.5 s).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validatorFor } from '../helpers/schema.js';
 import { invalid, invalidNewPet, newPet, valid, validListQuery, validNewPet, limitParam, statusParam } from './arbitraries.js';
+
+const runsSetting = process.env.PROPERTY_RUNS || '25';
+if (!/^[1-9][0-9]*$/.test(runsSetting)) throw new Error(`PROPERTY_RUNS must be a positive integer, not ${JSON.stringify(runsSetting)}`);
+const NUM_RUNS = Math.max(2000, 80 * Number(runsSetting));
 
 /** The generators are only as honest as this: valid means valid to openapi.yaml, invalid means not. */
 describe('arbitraries read from openapi.yaml', () => {
@@ -13,7 +19,7 @@ describe('arbitraries read from openapi.yaml', () => {
         expect(isNewPet(body) ? [] : isNewPet.errors).toEqual([]);
         expect(body.name.isWellFormed()).toBe(true);
       }),
-      { numRuns: 2000 },
+      { numRuns: NUM_RUNS },
     );
   });
 
@@ -26,9 +32,9 @@ describe('arbitraries read from openapi.yaml', () => {
         // Broken in the named way only: never text that is not text.
         expect(JSON.stringify(value).isWellFormed()).toBe(true);
       }),
-      { numRuns: 2000 },
+      { numRuns: NUM_RUNS },
     );
-    // Every class of breakage turns up in a run of this size.
+    // Every class of breakage turns up in a run of this size (2000 or more).
     for (const why of ['wrong type', 'too short', 'too long', 'does not match the pattern', 'below minimum', 'above maximum', 'not in the enum', 'unknown property', 'not an object']) {
       expect(reasons).toContain(why);
     }

@@ -1,14 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { expect, it } from 'vitest';
+import { waitFor } from '../../scripts/lib/poll.js';
+import type { Clock } from '../../src/clock.js';
 import type { ApiResponse, RequestOptions } from '../helpers/http.js';
-import type { TestServer } from '../helpers/testServer.js';
+import { redisUrl, withoutRedis } from '../helpers/services.js';
+import { startTestServer as startServer, type TestServer, type TestServerOptions } from '../helpers/testServer.js';
 
-export { sleep };
-
-/** The shared Redis of the test run. */
-export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+/** The shared Redis of the test run (TEST_REDIS_URL or 127.0.0.1:6379), as globalSetup probed it. */
+export const REDIS_URL = redisUrl();
 
 const prefixes: string[] = [];
 
@@ -32,29 +31,53 @@ export async function cleanupSharedRedis(): Promise<void> {
   }
 }
 
-/** The two stores every quota test runs against: the in-process default and Redis. */
+/**
+ * The two stores every quota test runs against: the in-process default and Redis. Without
+ * a Redis to reach, the Redis store's tests are left out and one skipped entry says so.
+ */
 export function storeEnvs(): Array<[string, () => Record<string, string>]> {
-  return [
-    ['in-process store', () => ({})],
-    ['Redis store', () => ({ REDIS_URL, REDIS_PREFIX: uniquePrefix() })],
-  ];
+  const stores: Array<[string, () => Record<string, string>]> = [['in-process store', () => ({})]];
+  if (withoutRedis()) it.skip(`with the Redis store: no Redis at ${REDIS_URL} (set TEST_REDIS_URL)`, () => {});
+  else stores.push(['Redis store', () => ({ REDIS_URL, REDIS_PREFIX: uniquePrefix() })]);
+  return stores;
 }
 
 /**
- * Fixed windows are aligned to UTC minutes: when the current second is 40 or later,
- * sleeps into the next minute, so a test has at least 20 s before a boundary.
+ * startTestServer (test/helpers/testServer.ts), and for a server given REDIS_URL the proof that
+ * its counters are shared: unable to reach Redis, the store falls back to counters of its own,
+ * on which every Redis test would pass just the same.
  */
-export async function awayFromMinuteBoundary(): Promise<void> {
-  const now = Date.now();
-  const second = Math.floor(now / 1000) % 60;
-  if (second < 40) return;
-  const nextMinute = (Math.floor(now / 60_000) + 1) * 60_000;
-  await sleep(nextMinute - now + 100);
+export async function startTestServer(env: Record<string, string> = {}, opts?: TestServerOptions): Promise<TestServer> {
+  const server = await startServer(env, opts);
+  try {
+    if (env.REDIS_URL) await expectSharedLimits(server.baseUrl);
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  return server;
 }
 
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
-export const nextMinuteStart = (s = nowSeconds()) => (Math.floor(s / 60) + 1) * 60;
-export const nextDayStart = (s = nowSeconds()) => (Math.floor(s / 86_400) + 1) * 86_400;
+/** Fails unless /readyz reports rate limits shared through Redis within 5 s (the store connects in the background). */
+export async function expectSharedLimits(baseUrl: string): Promise<void> {
+  let body: unknown;
+  await waitFor(async () => {
+    body = await fetch(`${baseUrl}/readyz`).then((res) => res.json(), () => undefined);
+    return (body as { checks?: { rateLimits?: string } } | undefined)?.checks?.rateLimits === 'shared';
+  }, 5_000);
+  expect(body, `${baseUrl}/readyz: rate limits not shared through Redis at ${REDIS_URL}`).toEqual({
+    status: 'ready',
+    checks: { database: 'ok', rateLimits: 'shared' },
+  });
+}
+
+/**
+ * Unix seconds on a test's clock (see test/helpers/clock.ts): the second the server's rate
+ * limiter reads while the clock stands still. Windows are fixed and aligned to UTC.
+ */
+export const nowSeconds = (clock: Clock) => Math.floor(clock() / 1000);
+export const nextMinuteStart = (s: number) => (Math.floor(s / 60) + 1) * 60;
+export const nextDayStart = (s: number) => (Math.floor(s / 86_400) + 1) * 86_400;
 
 /** Sends `count` identical requests, `concurrency` at a time, and returns every response in order. */
 export async function sendMany(
@@ -94,59 +117,4 @@ export function parseRateLimit(value: string | null): Record<string, { r: number
     if (m) out[m[1]!] = { r: Number(m[2]), t: Number(m[3]) };
   }
   return out;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** A throwaway redis-server of this test file, on `port`; resolves once it accepts connections. */
-export async function startRedisServer(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    if (await canConnect(port)) return child;
-    await sleep(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not start on port ${port}`);
-}
-
-/** SIGKILLs a redis-server started by startRedisServer and waits until it is gone. */
-export async function killRedisServer(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-/** Polls `check` until it returns true or `timeoutMs` passes; returns whether it succeeded. */
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(intervalMs);
-  }
 }

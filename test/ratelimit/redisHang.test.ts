@@ -2,7 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
-import { freePort, killRedisServer, startRedisServer, uniquePrefix, waitFor } from './helpers.js';
+import { waitFor } from '../../scripts/lib/poll.js';
+import { freePort } from '../../scripts/lib/ports.js';
+import { killRedisServer, startRedisServer } from '../helpers/redisServer.js';
+import { withoutRedisServerBinary } from '../helpers/services.js';
+import { uniquePrefix } from './helpers.js';
 
 const mode = async (server: TestServer) => ((await (await fetch(`${server.baseUrl}/readyz`)).json()) as { checks?: { rateLimits?: string } }).checks?.rateLimits;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -24,7 +28,7 @@ async function tenClients(server: TestServer, key: string, rounds: number) {
   return { ms, statuses };
 }
 
-describe('a Redis that hangs with its socket open (SIGSTOP)', () => {
+describe.skipIf(withoutRedisServerBinary())('a Redis that hangs with its socket open (SIGSTOP)', () => {
   const clock = manualClock();
   let port: number;
   let redis: ChildProcess | undefined;

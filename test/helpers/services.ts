@@ -1,0 +1,19 @@
+import { inject } from 'vitest';
+
+/*
+ * What the run found in globalSetup, for `describe.skipIf(...)` in the tests that need
+ * more than Node: globalSetup prints what it skips and how to enable it, and fails
+ * instead when TEST_REQUIRE_SERVICES=1.
+ */
+
+/** No Postgres server answered at TEST_POSTGRES_URL, DATABASE_URL or 127.0.0.1:5432. */
+export const withoutPostgresServer = () => !inject('services').postgres.up;
+/** No Redis answered at TEST_REDIS_URL or 127.0.0.1:6379. */
+export const withoutRedis = () => !inject('services').redis.up;
+/** No redis-server binary on PATH, for tests that start (and kill) a Redis of their own. */
+export const withoutRedisServerBinary = () => !inject('services').redisServerBinary;
+
+/** The admin URL of the Postgres server for tests that need one. */
+export const postgresServerUrl = () => inject('services').postgres.url;
+/** The Redis of the test run, shared by every test file. */
+export const redisUrl = () => inject('services').redis.url;
