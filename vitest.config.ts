@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
+/** Fault runs (processes killed, databases and Redis broken, slow clients): `npm run test:faults`, once in CI. */
+const FAULTS = 'test/faults/**/*.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/globalSetup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -10,5 +12,9 @@ export default defineConfig({
     pool: 'forks',
     // Two files at a time on this 2-core machine: much of the suite waits on child processes and sockets.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [FAULTS] } },
+      { extends: true, test: { name: 'faults', include: [FAULTS] } },
+    ],
   },
 });

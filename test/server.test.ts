@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../scripts/lib/poll.js';
-import { canConnect, freePort } from '../scripts/lib/ports.js';
-import { projectRoot } from '../src/paths.js';
 import { createKey } from '../scripts/lib/apiKeys.js';
 import { runScript, startServer, stop, waitForOutput, type Server } from '../scripts/lib/processes.js';
 import { scratchDir } from '../scripts/lib/scratchDir.js';
@@ -50,19 +46,4 @@ describe('server.ts on the embedded database', () => {
     expect(await stop(again.child, { signal: 'SIGINT' })).toBe(0);
   }, 120_000);
 
-  it('stops when SIGTERM goes to the `npm start` process itself, as a supervisor sends it', async () => {
-    const port = await freePort();
-    const npm = spawn('npm', ['start'], {
-      cwd: projectRoot,
-      env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '0' },
-      stdio: 'ignore',
-    });
-    const npmExited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
-    expect(await waitFor(() => canConnect(port), 90_000, 200)).toBe(true); // builds first (prestart)
-
-    npm.kill('SIGTERM');
-    await npmExited;
-    // Nothing is left serving: npm passed the signal on, and the start script execs node.
-    expect(await waitFor(async () => !(await canConnect(port)), 10_000)).toBe(true);
-  }, 120_000);
 });

@@ -6,7 +6,7 @@ import { waitFor } from '../../scripts/lib/poll.js';
 import { freePort } from '../../scripts/lib/ports.js';
 import { killRedisServer, startRedisServer } from '../helpers/redisServer.js';
 import { withoutRedisServerBinary } from '../helpers/services.js';
-import { uniquePrefix } from './helpers.js';
+import { uniquePrefix } from '../ratelimit/helpers.js';
 
 const mode = async (server: TestServer) => ((await (await fetch(`${server.baseUrl}/readyz`)).json()) as { checks?: { rateLimits?: string } }).checks?.rateLimits;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
