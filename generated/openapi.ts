@@ -77,8 +77,9 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The animal's name: 1 to 200 characters, not only white space, and no
-         *     control characters (U+0000 to U+001F, U+007F).
+         * @description The animal's name: 1 to 200 characters, not only white space (as
+         *     ECMAScript's `\s` defines it, spelled out as code points in the pattern),
+         *     and no control characters (U+0000 to U+001F, U+007F).
          * @example Rex
          */
         PetName: string;
@@ -92,8 +93,8 @@ export interface components {
          */
         CategoryId: number;
         /**
-         * @description The animal's availability.
-         * @example available
+         * @description The animal's availability; `available` when omitted on creation.
+         * @default available
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
@@ -108,11 +109,7 @@ export interface components {
         NewPet: {
             name: components["schemas"]["PetName"];
             categoryId: components["schemas"]["CategoryId"];
-            /**
-             * @description The animal's availability; `available` when omitted.
-             * @default available
-             */
-            status: components["schemas"]["PetStatus"];
+            status?: components["schemas"]["PetStatus"];
         };
         /**
          * @description An animal as stored by the service.
@@ -134,8 +131,6 @@ export interface components {
             categoryId: components["schemas"]["CategoryId"];
             status: components["schemas"]["PetStatus"];
         };
-        /** @description A page of animals, ordered by `id` ascending. */
-        Pets: components["schemas"]["Pet"][];
         /**
          * @description Machine-readable error code. New codes may be added within `/v1`;
          *     treat an unknown code by its HTTP status.
@@ -168,7 +163,7 @@ export interface components {
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
          */
-        Error: {
+        ApiError: {
             code: components["schemas"]["ErrorCode"];
             /**
              * @description Human-readable description.
@@ -191,6 +186,7 @@ export interface components {
          */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -206,12 +202,13 @@ export interface components {
                  *       "status": 400
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The API key is missing, malformed, unknown or revoked. */
         Unauthorized: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -228,12 +225,13 @@ export interface components {
                  *       "status": 401
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description No animal has this identifier. */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["SuccessorLink"];
@@ -252,7 +250,7 @@ export interface components {
                  *       "status": 404
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /**
@@ -261,6 +259,7 @@ export interface components {
          */
         IdempotencyConflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -276,12 +275,13 @@ export interface components {
                  *       "status": 409
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
         IdempotencyKeyReused: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -297,12 +297,13 @@ export interface components {
                  *       "status": 422
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The request body is larger than 64 KiB. */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -318,12 +319,13 @@ export interface components {
                  *       "status": 413
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The request body is not `application/json` in UTF-8. */
         UnsupportedMediaType: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -339,7 +341,7 @@ export interface components {
                  *       "status": 415
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /**
@@ -349,6 +351,7 @@ export interface components {
          */
         TooManyRequests: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -365,12 +368,13 @@ export interface components {
                  *       "status": 429
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description An unexpected error. The body never contains internals. */
         InternalError: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -386,7 +390,7 @@ export interface components {
                  *       "status": 500
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /**
@@ -397,6 +401,7 @@ export interface components {
          */
         ServiceUnavailable: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After"];
                 /** @description As on other responses; absent when the caller could not be identified. */
                 "X-RateLimit-Limit"?: number;
@@ -418,7 +423,41 @@ export interface components {
                  *       "status": 503
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description The request (headers and body) did not arrive within the server's deadline (`request_timeout`). The connection is closed. */
+        RequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_timeout",
+                 *       "message": "The request took too long to arrive.",
+                 *       "status": 408
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description The request headers are too large (`headers_too_large`). The connection is closed. */
+        HeadersTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "headers_too_large",
+                 *       "message": "Request headers are too large.",
+                 *       "status": 431
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
             };
         };
     };
@@ -426,11 +465,12 @@ export interface components {
         /** @description Maximum number of animals returned. */
         Limit: number;
         /** @description Return only animals with this status. */
-        StatusFilter: components["schemas"]["PetStatus"];
+        StatusFilter: "available" | "pending" | "sold";
         /**
-         * @description Opaque position in the list, taken from the `Link: rel="next"` header
-         *     of the previous page. Omit it for the first page. A cursor that was not
-         *     produced by the service gets `400` with the code `invalid_cursor`.
+         * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+         *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+         *     is). Omit it for the first page. A cursor that was not produced by the service
+         *     gets `400` with the code `invalid_cursor`.
          */
         Cursor: string;
         /**
@@ -444,7 +484,7 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Path of the created animal, `/v1/pets/{id}`. */
+        /** @description Absolute URL of the created animal, `PUBLIC_BASE_URL` + `/v1/pets/{id}`. */
         Location: string;
         /** @description `true` when this response is the saved response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
@@ -486,6 +526,8 @@ export interface components {
          *     `r` requests remaining, `t` seconds until that window resets.
          */
         RateLimit: string;
+        /** @description The request's id: the caller's `X-Request-Id` when it is 1 to 128 of `A-Za-z0-9._:-`, else one the service made. Log lines of the request carry it. */
+        "X-Request-Id": string;
     };
     pathItems: never;
 }
@@ -499,9 +541,10 @@ export interface operations {
                 /** @description Return only animals with this status. */
                 status?: components["parameters"]["StatusFilter"];
                 /**
-                 * @description Opaque position in the list, taken from the `Link: rel="next"` header
-                 *     of the previous page. Omit it for the first page. A cursor that was not
-                 *     produced by the service gets `400` with the code `invalid_cursor`.
+                 * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+                 *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+                 *     is). Omit it for the first page. A cursor that was not produced by the service
+                 *     gets `400` with the code `invalid_cursor`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -514,6 +557,7 @@ export interface operations {
             /** @description A page of animals. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Link: components["headers"]["NextPageLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -523,12 +567,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Pets"];
+                    "application/json": components["schemas"]["Pet"][];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -556,6 +602,7 @@ export interface operations {
             /** @description Animal added. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -571,11 +618,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -595,6 +644,7 @@ export interface operations {
             /** @description Animal found. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["SuccessorLink"];
@@ -609,12 +659,156 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The request is invalid: a parameter or body field is missing, has the
+             *     wrong type or is out of range (`validation_failed`), the body is not
+             *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
+             *     The message names the offending field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_failed",
+                     *       "message": "body/categoryId must be integer",
+                     *       "status": 400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "message": "Missing or invalid API key.",
+                     *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            408: components["responses"]["RequestTimeout"];
+            /**
+             * @description A rate limit was exceeded (`rate_limited`), or the caller is
+             *     temporarily banned for continuing after being refused
+             *     (`temporarily_banned`). Wait `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "rate_limited",
+                     *       "message": "Rate limit of 60 requests per minute exceeded.",
+                     *       "status": 429
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description An unexpected error. The body never contains internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "internal_error",
+                     *       "message": "Internal server error.",
+                     *       "status": 500
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /**
+             * @description A backing service (the database) is unavailable, or this instance is
+             *     shutting down. Retry after `Retry-After` seconds. When the API key
+             *     could not be verified because the database is unavailable, the request
+             *     is not counted against any quota and carries no rate-limit fields.
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description As on other responses; absent when the caller could not be identified. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description As on other responses; absent when the caller could not be identified. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description As on other responses; absent when the caller could not be identified. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description As on other responses; absent when the caller could not be identified. */
+                    "RateLimit-Policy"?: string;
+                    /** @description As on other responses; absent when the caller could not be identified. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "service_unavailable",
+                     *       "message": "The service is temporarily unavailable. Retry later.",
+                     *       "status": 503
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
         };
     };
 }

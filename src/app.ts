@@ -9,6 +9,7 @@ import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import healthPlugin from './health/plugin.js';
 import connectionLimitsPlugin from './http/connectionLimits.js';
+import corsPlugin from './http/cors.js';
 import drainPlugin from './http/drain.js';
 import { requestId } from './http/requestId.js';
 import requestLogPlugin from './http/requestLog.js';
@@ -79,6 +80,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(drainPlugin);
   await app.register(connectionLimitsPlugin, config.http);
   await app.register(unreadBodiesPlugin);
+  await app.register(corsPlugin, { origins: config.corsOrigins });
   await app.register(requestLogPlugin);
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });

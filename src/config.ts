@@ -42,6 +42,10 @@ export interface Config {
     statementTimeoutMs: number;
     lockTimeoutMs: number;
   };
+  /** Origins whose browser apps may call the API (CORS); empty: CORS off. */
+  corsOrigins: string[];
+  /** Validate every API response body against openapi.yaml; a mismatch becomes a logged 500. */
+  responseValidation: boolean;
   /** The longest a request waits for Redis before the limiter falls back to this instance's counters. */
   redisTimeoutMs: number;
   rateLimits: {
@@ -82,6 +86,10 @@ const schema = {
     DB_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 },
     DB_LOCK_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 3000 },
     REDIS_TIMEOUT_MS: { type: 'integer', minimum: 10, maximum: 5000, default: 150 },
+    // Comma-separated origins (scheme://host[:port]) allowed to call the API from a browser.
+    CORS_ORIGINS: { type: 'string', pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$' },
+    // On in the test suite; costs throughput, so off by default.
+    RESPONSE_VALIDATION: { type: 'boolean', default: false },
     // Per-minute/per-day quotas, as "<per minute>/<per day>".
     RATE_LIMIT_FREE: { ...QUOTA, default: '60/1000' },
     RATE_LIMIT_PRO: { ...QUOTA, default: '300/10000' },
@@ -120,6 +128,8 @@ interface Env {
   DB_STATEMENT_TIMEOUT_MS: number;
   DB_LOCK_TIMEOUT_MS: number;
   REDIS_TIMEOUT_MS: number;
+  RESPONSE_VALIDATION: boolean;
+  CORS_ORIGINS?: string;
   RATE_LIMIT_FREE: string;
   RATE_LIMIT_PRO: string;
   RATE_LIMIT_BUSINESS: string;
@@ -181,6 +191,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     db: { statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS, lockTimeoutMs: e.DB_LOCK_TIMEOUT_MS },
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
+    responseValidation: e.RESPONSE_VALIDATION,
+    corsOrigins: e.CORS_ORIGINS?.split(',') ?? [],
     rateLimits: {
       plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },
       anonymous: quota(e.RATE_LIMIT_ANONYMOUS),

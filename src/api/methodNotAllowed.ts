@@ -8,11 +8,12 @@ const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'h
  * A path of the document asked with a method it does not have: 405 with `Allow`
  * (RFC 9110 §15.5.6) rather than 404, for every method the router knows.
  */
-export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument): void {
+export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument, opts: { corsPreflight: boolean }): void {
   for (const [path, item] of Object.entries(doc.paths)) {
     const allowed = Object.keys(item).filter((m) => OPERATION_METHODS.has(m)).map((m) => m.toUpperCase());
     const allow = allowed.join(', ');
-    const others = app.supportedMethods.filter((m) => !allowed.includes(m)) as HTTPMethods[];
+    // With CORS on, OPTIONS is a preflight, answered at the root (uncounted).
+    const others = app.supportedMethods.filter((m) => !allowed.includes(m) && !(opts.corsPreflight && m === 'OPTIONS')) as HTTPMethods[];
     app.route({
       method: others,
       url: toRoutePath(path),

@@ -1,3 +1,4 @@
+import responseValidation from '@fastify/response-validation';
 import type { FastifyInstance } from 'fastify';
 import authentication from '../auth/plugin.js';
 import type { Clock } from '../clock.js';
@@ -11,7 +12,7 @@ import rateLimit from '../ratelimit/plugin.js';
 import { registerJsonBody } from './jsonBody.js';
 import { methodNotAllowedRoutes } from './methodNotAllowed.js';
 import { operationRoutes } from './routes.js';
-import { registerValidation } from './validation.js';
+import { makeAjv, registerValidation } from './validation.js';
 
 export interface ApiOptions {
   doc: OpenApiDocument;
@@ -36,6 +37,10 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     return payload;
   });
 
+  if (config.responseValidation) {
+    // Before the routes: it hooks each route as it is added. Bodies only; the tests check headers too.
+    await app.register(responseValidation, { ajv: makeAjv({ useDefaults: false }) as never });
+  }
   await app.register(authentication, { clock });
   await app.register(rateLimit, { ...config.rateLimits, clock });
 
@@ -44,7 +49,7 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const handlers = petHandlers({
     pets: petsRepository(app.database.pool),
     urls: {
-      pet: (id) => pathOf('getPet').replace('{petId}', String(id)),
+      pet: (id) => `${config.publicBaseUrl}${pathOf('getPet').replace('{petId}', String(id))}`,
       list: (query) => `${config.publicBaseUrl}${pathOf('listPets')}?${query}`,
     },
   });
@@ -53,6 +58,6 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     handlers,
     operationUrl: (entry) => `${config.publicBaseUrl}${basePath}${entry.path}`,
   });
-  methodNotAllowedRoutes(app, doc);
+  methodNotAllowedRoutes(app, doc, { corsPreflight: config.corsOrigins.length > 0 });
   app.setNotFoundHandler(notFound);
 }

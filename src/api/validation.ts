@@ -12,10 +12,11 @@ const OPENAPI_KEYWORDS = ['example', 'x-deprecation'];
  */
 const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]{0,19})$/;
 
-function makeAjv() {
+/** The document's schemas as ajv reads them; `useDefaults` only for requests (responses are checked, never changed). */
+export function makeAjv({ useDefaults = true }: { useDefaults?: boolean } = {}) {
   const ajv = new Ajv({
     coerceTypes: false,
-    useDefaults: true,
+    useDefaults,
     removeAdditional: false,
     allErrors: false, // stop at the first error: cheaper, and no regex runs on an over-long string
     keywords: OPENAPI_KEYWORDS,

@@ -3,6 +3,8 @@ import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { BODY_LIMIT } from '../limits.js';
 import { ApiError, errors, serviceUnavailable } from './apiError.js';
 
+const RESPONSE_MISMATCH = 'FST_RESPONSE_VALIDATION_FAILED_VALIDATION';
+
 /** Fastify's own errors a client causes, as the ApiError each becomes. */
 const FASTIFY_ERRORS: Record<string, (err: FastifyError) => ApiError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => errors.payload_too_large(`Request body is larger than ${BODY_LIMIT} bytes.`),
@@ -25,6 +27,8 @@ export interface Classified {
 export function toApiError(err: FastifyError | Error): Classified {
   if (err instanceof ApiError) return { error: err, ...(err.statusCode >= 500 && { log: 'warn' as const }) };
   const fastifyError = err as FastifyError;
+  // A response that breaks openapi.yaml (RESPONSE_VALIDATION) is the service's bug, not the client's.
+  if (fastifyError.code === RESPONSE_MISMATCH) return { error: errors.internal_error('Internal server error.'), log: 'error' };
   if (fastifyError.validation) return { error: errors.validation_failed(err.message) };
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return { error: known(fastifyError) };

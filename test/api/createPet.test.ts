@@ -13,9 +13,19 @@ describe('POST /v1/pets', () => {
     const res = await server.request('/v1/pets', { body: { name: 'Rex', categoryId: 7 } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
-    expect(res.headers.get('location')).toBe(`/v1/pets/${res.body.id}`);
+    expect(res.headers.get('location')).toBe(`${server.baseUrl}/v1/pets/${res.body.id}`);
     const again = await server.request(res.headers.get('location')!);
     expect(again.body).toEqual(res.body);
+  });
+
+  it('makes Location absolute with PUBLIC_BASE_URL, path prefix included, as Link is', async () => {
+    const behindProxy = await startTestServer({ PUBLIC_BASE_URL: 'https://example.org/animals/' });
+    try {
+      const res = await behindProxy.request('/v1/pets', { body: { name: 'Rex', categoryId: 7 } });
+      expect(res.headers.get('location')).toBe(`https://example.org/animals/v1/pets/${res.body.id}`);
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   it('keeps a given status and the largest exact categoryId', async () => {

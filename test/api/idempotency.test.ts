@@ -68,8 +68,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   it('records the key in the same transaction as the pet', async () => {
     const res = await post({ name: 'Kept', categoryId: 9 }, 'durable-1');
     const { rows } = await server.app.database.pool.query(
-      `SELECT k.status, '/v1/pets/' || p.id AS location, p.name
+      `SELECT k.status, $1 || '/v1/pets/' || p.id AS location, p.name
          FROM idempotency_keys k JOIN pets p ON (k.response_body->>'id')::bigint = p.id WHERE k.key = 'durable-1'`,
+      [server.baseUrl],
     );
     expect(rows).toEqual([{ status: 201, location: res.headers.get('location'), name: 'Kept' }]);
   });

@@ -27,3 +27,9 @@ describe('error codes', () => {
     }
   });
 });
+
+describe('the document', () => {
+  it('offers the same statuses to filter by as a pet can have (the filter has no default, so it spells them out)', () => {
+    expect(doc.components.parameters.StatusFilter.schema.enum).toEqual(doc.components.schemas.PetStatus.enum);
+  });
+});

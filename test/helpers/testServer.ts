@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { freePort } from '../../scripts/lib/ports.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import type { Plan } from '../../src/auth/apiKeys.js';
@@ -34,11 +35,13 @@ export interface TestServerOptions {
 export async function startTestServer(env: Record<string, string> = {}, opts: TestServerOptions = {}): Promise<TestServer> {
   const { db, clock, logStream } = opts;
   const database = db ?? (await createTestDatabase());
-  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...database.env, ...env });
+  // A known port before start, so the public base URL (Location, Link) is this server's own.
+  const port = await freePort();
+  // Every response body is also checked by the service itself against openapi.yaml (a mismatch is a 500).
+  const config = loadConfig({ LOG_LEVEL: 'silent', RESPONSE_VALIDATION: 'true', PORT: String(port), ...database.env, ...env });
   const app = await buildApp(config, { clock, logStream });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address() as { port: number };
-  const baseUrl = `http://127.0.0.1:${address.port}`;
+  await app.listen({ port, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${port}`;
   const createKey: TestServer['createKey'] = async (plan = 'free', limits) =>
     (await app.apiKeys.create({ plan, ...limits })).key;
   const key = await createKey('business');

@@ -106,7 +106,7 @@ class CreatePet implements Command {
     expect(res.body).toStrictEqual(pet);
     expect(m.pets.has(pet.id)).toBe(false);
     expect(pet.id).toBeGreaterThan(Math.max(0, ...m.pets.keys()));
-    expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
+    expect(res.headers.get('location')).toBe(`${server.baseUrl}/v1/pets/${pet.id}`);
     m.pets.set(pet.id, pet);
     if (idemKey) m.idempotent.set(idemKey, { body: this.body, pet });
   }
@@ -122,7 +122,7 @@ class RetryCreate implements Command {
     expect(res.status).toBe(201);
     expect(res.body).toStrictEqual(pet);
     expect(res.headers.get('idempotent-replayed')).toBe('true');
-    expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
+    expect(res.headers.get('location')).toBe(`${server.baseUrl}/v1/pets/${pet.id}`);
     await expectDataUnchanged(m);
   }
   toString = () => `retry(#${this.pick})`;
