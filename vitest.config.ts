@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /** Fault runs (processes killed, databases and Redis broken, slow clients): `npm run test:faults`, once in CI. */
 const FAULTS = 'test/faults/**/*.test.ts';
+/** Real-browser runs (Debian chromium driven by playwright-core): `npm run test:browser`, once in CI. */
+const BROWSER = 'test/**/*.browser.test.ts';
 
 export default defineConfig({
   test: {
@@ -13,8 +15,9 @@ export default defineConfig({
     // Two files at a time on this 2-core machine: much of the suite waits on child processes and sockets.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [FAULTS] } },
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [FAULTS, BROWSER] } },
       { extends: true, test: { name: 'faults', include: [FAULTS] } },
+      { extends: true, test: { name: 'browser', include: [BROWSER], testTimeout: 120_000 } },
     ],
   },
 });

@@ -4,6 +4,7 @@ import { expectMatchesContract } from '../helpers/contract.js';
 /** The response checker must itself catch violations, or every test that relies on it proves nothing. */
 const rateHeaders = {
   'content-type': 'application/json',
+  'x-request-id': 'b6f2c6de-8c3f-4e3b-9d57-0c0f9c1b1a2e',
   'x-ratelimit-limit': '60',
   'x-ratelimit-remaining': '59',
   'x-ratelimit-reset': '1922659200',

@@ -5,6 +5,7 @@ import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import type { Plan } from '../../src/auth/apiKeys.js';
 import { expectMatchesContract } from './contract.js';
+import { typedClient, type ApiClient } from './typedClient.js';
 import { methodOf, send, type ApiResponse, type RequestOptions } from './http.js';
 import { createTestDatabase, type TestDatabase } from './testDatabase.js';
 
@@ -17,7 +18,9 @@ export interface TestServer {
   createKey(plan?: Plan, limits?: { perMinute: number; perDay: number }): Promise<string>;
   /** How many pets the database holds: to show that a rejected request stored nothing. */
   petCount(): Promise<number>;
-  /** Sends a request over HTTP and checks the response against openapi.yaml. */
+  /** The typed client (openapi-fetch over generated/openapi.ts), with this server's key; responses are contract-checked. */
+  api: ApiClient;
+  /** Sends a raw request over HTTP (for what a typed client cannot send) and checks the response against openapi.yaml. */
   request<T = any>(path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
   close(): Promise<void>;
 }
@@ -51,6 +54,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: Te
     baseUrl,
     db: database,
     key,
+    api: typedClient(`${baseUrl}/v1`, key),
     createKey,
     async petCount() {
       return (await app.database.pool.query<{ n: number }>('SELECT count(*) AS n FROM pets')).rows[0]!.n;

@@ -1,0 +1,30 @@
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { paths } from '../../generated/openapi.js';
+import { expectMatchesContract } from './contract.js';
+
+export type ApiClient = Client<paths>;
+
+/** Checks every response the typed client receives against openapi.yaml, like the raw helper does. */
+const contractCheck: Middleware = {
+  async onResponse({ request, response }) {
+    const text = await response.clone().text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON: the contract check says whether that is allowed */
+    }
+    expectMatchesContract(request.method, new URL(request.url).pathname, { status: response.status, headers: response.headers, body });
+  },
+};
+
+/**
+ * A client typed by generated/openapi.ts: a change to openapi.yaml that breaks callers
+ * breaks the build of these tests. Sends `key` as the bearer key unless a call sets its own
+ * Authorization header.
+ */
+export function typedClient(apiUrl: string, key: string): ApiClient {
+  const client = createClient<paths>({ baseUrl: apiUrl, headers: { authorization: `Bearer ${key}` } });
+  client.use(contractCheck);
+  return client;
+}
