@@ -1,48 +1,60 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../src/pets/cursor.js';
-import type { ApiResponse } from '../helpers/http.js';
+import type { components, operations } from '../../generated/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 let server: TestServer;
 const statuses = ['available', 'pending', 'sold'] as const;
-let created: Array<{ id: number; status: string }> = [];
+type Pet = components['schemas']['Pet'];
+let created: Pet[] = [];
 
 beforeAll(async () => {
   server = await startTestServer({ PUBLIC_BASE_URL: 'http://pets.test:8080' });
   for (let i = 0; i < 45; i++) {
-    const res = await server.request('/v1/pets', { body: { name: `pet ${i}`, categoryId: 1 + (i % 4), status: statuses[i % 3] } });
-    created.push(res.body);
+    const { data } = await server.api.POST('/pets', { body: { name: `pet ${i}`, categoryId: 1 + (i % 4), status: statuses[i % 3]! } });
+    created.push(data!);
   }
 });
 afterAll(() => server.close());
 
-/** Follows rel="next" links from `first`, returning every page. The link's origin is replaced by the test server's. */
-async function allPages(first: string) {
-  const pages: any[][] = [];
+type ListQuery = NonNullable<operations['listPets']['parameters']['query']>;
+
+/** The next page's query, read from the `Link: <...>; rel="next"` URL as a typed client's user does. */
+function nextQuery(link: string | null): ListQuery | undefined {
+  if (!link) return undefined;
+  const params = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!).searchParams;
+  return {
+    limit: Number(params.get('limit')),
+    ...(params.get('status') && { status: params.get('status') as ListQuery['status'] }),
+    cursor: params.get('cursor')!,
+  };
+}
+
+/** Follows rel="next" links from `first` with the typed client, returning every page and every link. */
+async function allPages(first: ListQuery) {
+  const pages: Pet[][] = [];
   const links: string[] = [];
-  let url: string | undefined = first;
-  while (url) {
-    const res: ApiResponse<any[]> = await server.request(url);
-    expect(res.status).toBe(200);
-    pages.push(res.body);
-    const link: string | null = res.headers.get('link');
-    if (!link) break;
-    const target: string = /^<([^>]+)>; rel="next"$/.exec(link)![1]!;
-    links.push(target);
-    url = target.replace('http://pets.test:8080', server.baseUrl);
+  let query: ListQuery | undefined = first;
+  while (query) {
+    const { data, response } = await server.api.GET('/pets', { params: { query } });
+    expect(response.status).toBe(200);
+    pages.push(data!);
+    const link = response.headers.get('link');
+    if (link) links.push(/^<([^>]+)>/.exec(link)![1]!);
+    query = nextQuery(link);
   }
   return { pages, links };
 }
 
 describe('GET /v1/pets', () => {
   it('returns 20 pets by default, ordered by id, with a next link', async () => {
-    const res = await server.request('/v1/pets');
-    expect(res.body.map((p: any) => p.id)).toEqual(created.slice(0, 20).map((p) => p.id));
-    expect(res.headers.get('link')).toMatch(/^<http:\/\/pets\.test:8080\/v1\/pets\?limit=20&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
+    const { data, response } = await server.api.GET('/pets');
+    expect(data!.map((p) => p.id)).toEqual(created.slice(0, 20).map((p) => p.id));
+    expect(response.headers.get('link')).toMatch(/^<http:\/\/pets\.test:8080\/v1\/pets\?limit=20&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
   });
 
   it('pages through everything by cursor, each pet exactly once, no link on the last page', async () => {
-    const { pages, links } = await allPages('/v1/pets?limit=10');
+    const { pages, links } = await allPages({ limit: 10 });
     expect(pages.map((p) => p.length)).toEqual([10, 10, 10, 10, 5]);
     expect(pages.flat().map((p) => p.id)).toEqual(created.map((p) => p.id));
     expect(links).toHaveLength(4);
@@ -50,7 +62,7 @@ describe('GET /v1/pets', () => {
   });
 
   it('filters by status and keeps the filter and limit in the next link', async () => {
-    const { pages, links } = await allPages('/v1/pets?status=pending&limit=4');
+    const { pages, links } = await allPages({ status: 'pending', limit: 4 });
     const expected = created.filter((p) => p.status === 'pending').map((p) => p.id);
     expect(pages.flat().map((p) => p.id)).toEqual(expected);
     expect(pages.flat().every((p) => p.status === 'pending')).toBe(true);
@@ -61,14 +73,14 @@ describe('GET /v1/pets', () => {
   });
 
   it('has no next link when the page is exactly the rest', async () => {
-    const res = await server.request('/v1/pets?limit=45');
-    expect(res.body).toHaveLength(45);
-    expect(res.headers.get('link')).toBeNull();
+    const { data, response } = await server.api.GET('/pets', { params: { query: { limit: 45 } } });
+    expect(data).toHaveLength(45);
+    expect(response.headers.get('link')).toBeNull();
   });
 
   it('accepts limit 1 and 100', async () => {
-    expect((await server.request('/v1/pets?limit=1')).body).toHaveLength(1);
-    expect((await server.request('/v1/pets?limit=100')).body).toHaveLength(45);
+    expect((await server.api.GET('/pets', { params: { query: { limit: 1 } } })).data).toHaveLength(1);
+    expect((await server.api.GET('/pets', { params: { query: { limit: 100 } } })).data).toHaveLength(45);
   });
 
   it.each([
@@ -77,7 +89,7 @@ describe('GET /v1/pets', () => {
     ['limit=abc', /querystring\/limit must be integer/],
     ['limit=5&limit=6', /querystring\/limit must be integer/],
     ['status=adopted', /querystring\/status must be one of: available, pending, sold/],
-  ])('rejects %s with 400', async (query, message) => {
+  ])('rejects %s with 400 (raw: a typed client cannot send most of these)', async (query, message) => {
     const res = await server.request(`/v1/pets?${query}`);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
@@ -94,7 +106,7 @@ describe('GET /v1/pets', () => {
   );
 
   it('starts after the cursor position', async () => {
-    const res = await server.request(`/v1/pets?limit=3&cursor=${encodeCursor(created[10]!.id)}`);
-    expect(res.body.map((p: any) => p.id)).toEqual(created.slice(11, 14).map((p) => p.id));
+    const { data } = await server.api.GET('/pets', { params: { query: { limit: 3, cursor: encodeCursor(created[10]!.id) } } });
+    expect(data!.map((p) => p.id)).toEqual(created.slice(11, 14).map((p) => p.id));
   });
 });
