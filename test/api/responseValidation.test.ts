@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logCollector } from '../helpers/logCollector.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 /** A pet the database allows but openapi.yaml does not: a name of blanks (PetName needs a visible character). */
@@ -11,16 +11,10 @@ async function storeInvalidPet(server: TestServer): Promise<number> {
 }
 
 describe('RESPONSE_VALIDATION', () => {
-  const lines: Array<{ level: number; msg: string }> = [];
+  const { stream: logStream, lines } = logCollector();
   let checked: TestServer;
   let unchecked: TestServer;
   beforeAll(async () => {
-    const logStream = new Writable({
-      write(chunk, _e, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
     checked = await startTestServer({ RESPONSE_VALIDATION: 'true', LOG_LEVEL: 'error' }, { logStream });
     unchecked = await startTestServer({ RESPONSE_VALIDATION: 'false' });
   });

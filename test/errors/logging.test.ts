@@ -1,21 +1,9 @@
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withoutPostgresServer } from '../helpers/services.js';
+import { logCollector } from '../helpers/logCollector.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
-
-/** Collects the service's JSON log lines. */
-function logCollector() {
-  const lines: Array<{ level: number; msg: string; [k: string]: unknown }> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { stream, lines };
-}
 
 let db: ServerDatabase;
 let server: TestServer;
