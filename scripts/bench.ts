@@ -83,12 +83,13 @@ async function main(): Promise<Report> {
   const serviceCluster = withRedis
     ? await start('service (2 workers, Redis limiter)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, REDIS_URL: redisUrl, WORKERS: '2', DB_POOL_MAX: '5' }, '/readyz')
     : undefined;
+  const serviceChecked = await start('service (Postgres, RESPONSE_VALIDATION)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, RESPONSE_VALIDATION: 'true' }, '/readyz');
   const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
   const fastify = await start('bare Fastify + same SQL and pool', 'scripts/bench/baselineServer.ts', pgDb.env, '/pets/1');
   const bare = await start('bare node:http, constant array', 'scripts/bench/bareServer.ts', {}, '/');
   // As shipped, anonymous limits included: the flood of unknown keys meets them.
   const serviceDefaults = await start('service (default anonymous limits)', 'src/server.ts', { REDIS_PREFIX: serviceEnv.REDIS_PREFIX, ...pgDb.env }, '/readyz');
-  const targets: Target[] = [service, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceEmbedded, fastify, bare, serviceDefaults];
+  const targets: Target[] = [service, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceEmbedded, fastify, bare, serviceDefaults];
 
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
   const json = { 'content-type': 'application/json' };
@@ -106,6 +107,7 @@ async function main(): Promise<Report> {
   const clustered = serviceCluster ? serviceArms(serviceCluster, pgDb.key, 'service 2 workers') : undefined;
   const redisEach = serviceRedisEach ? serviceArms(serviceRedisEach, pgDb.key, 'service+Redis batch 1') : undefined;
   const lite = serviceArms(serviceEmbedded, embedded.key, 'service on PGlite');
+  const checked = serviceArms(serviceChecked, pgDb.key, 'service+response validation');
   const base: Record<string, Arm> = {
     list20: { name: 'Fastify listPets limit=20', url: `${fastify.baseUrl}/pets?limit=20` },
     list100: { name: 'Fastify listPets limit=100', url: `${fastify.baseUrl}/pets?limit=100` },
@@ -123,6 +125,7 @@ async function main(): Promise<Report> {
     ...(redisEach ? [redisEach.list20!, redisEach.get!] : []),
     ...(clustered ? [clustered.list20!, clustered.get!] : []),
     lite.list20!, lite.get!,
+    checked.list20!, checked.get!,
   ];
   const throughput = await rounds(throughputArms, settings.rounds, { seconds: settings.seconds });
 

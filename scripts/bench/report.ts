@@ -63,6 +63,8 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   check('getPet: Redis limiter / in-process limiter', T, 'service+Redis getPet', 'service getPet', 'rps', ['≥ 0.85', (x) => x >= 0.85]);
   check('listPets limit=20: Redis limiter, a round trip per request (batch 1) / in-process', T, 'service+Redis batch 1 listPets limit=20', 'service listPets limit=20', 'rps');
   check('getPet: Redis limiter, a round trip per request (batch 1) / in-process', T, 'service+Redis batch 1 getPet', 'service getPet', 'rps');
+  check('listPets limit=20: RESPONSE_VALIDATION on / off', T, 'service+response validation listPets limit=20', 'service listPets limit=20', 'rps');
+  check('getPet: RESPONSE_VALIDATION on / off', T, 'service+response validation getPet', 'service getPet', 'rps');
   check('listPets limit=20: 2 workers (cluster, Redis) / 1 process (Redis)', T, 'service 2 workers listPets limit=20', 'service+Redis listPets limit=20', 'rps');
   check('getPet: 2 workers (cluster, Redis) / 1 process (Redis)', T, 'service 2 workers getPet', 'service+Redis getPet', 'rps');
   check('listPets limit=20: PGlite / Postgres', T, 'service on PGlite listPets limit=20', 'service listPets limit=20', 'rps');
