@@ -163,7 +163,7 @@ export interface components {
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
          */
-        ApiError: {
+        ErrorBody: {
             code: components["schemas"]["ErrorCode"];
             /**
              * @description Human-readable description.
@@ -202,7 +202,7 @@ export interface components {
                  *       "status": 400
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The API key is missing, malformed, unknown or revoked. */
@@ -225,7 +225,7 @@ export interface components {
                  *       "status": 401
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description No animal has this identifier. */
@@ -250,7 +250,7 @@ export interface components {
                  *       "status": 404
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -275,7 +275,7 @@ export interface components {
                  *       "status": 409
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
@@ -297,7 +297,7 @@ export interface components {
                  *       "status": 422
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The request body is larger than 64 KiB. */
@@ -319,7 +319,7 @@ export interface components {
                  *       "status": 413
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The request body is not `application/json` in UTF-8. */
@@ -341,7 +341,7 @@ export interface components {
                  *       "status": 415
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -368,7 +368,7 @@ export interface components {
                  *       "status": 429
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description An unexpected error. The body never contains internals. */
@@ -390,7 +390,7 @@ export interface components {
                  *       "status": 500
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -423,7 +423,7 @@ export interface components {
                  *       "status": 503
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The request (headers and body) did not arrive within the server's deadline (`request_timeout`). The connection is closed. */
@@ -440,7 +440,7 @@ export interface components {
                  *       "status": 408
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The request headers are too large (`headers_too_large`). The connection is closed. */
@@ -457,7 +457,7 @@ export interface components {
                  *       "status": 431
                  *     }
                  */
-                "application/json": components["schemas"]["ApiError"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
     };
@@ -686,7 +686,7 @@ export interface operations {
                      *       "status": 400
                      *     }
                      */
-                    "application/json": components["schemas"]["ApiError"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description The API key is missing, malformed, unknown or revoked. */
@@ -712,7 +712,7 @@ export interface operations {
                      *       "status": 401
                      *     }
                      */
-                    "application/json": components["schemas"]["ApiError"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -744,7 +744,7 @@ export interface operations {
                      *       "status": 429
                      *     }
                      */
-                    "application/json": components["schemas"]["ApiError"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             431: components["responses"]["HeadersTooLarge"];
@@ -770,7 +770,7 @@ export interface operations {
                      *       "status": 500
                      *     }
                      */
-                    "application/json": components["schemas"]["ApiError"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /**
@@ -806,7 +806,7 @@ export interface operations {
                      *       "status": 503
                      *     }
                      */
-                    "application/json": components["schemas"]["ApiError"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

@@ -36,7 +36,7 @@ export function expectMatchesContract(method: string, url: string, res: Contract
     } else {
       expect(res.status, `${where}: unknown routes answer 404`).toBe(404);
     }
-    response = { content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiError' } } }, headers: {} };
+    response = { content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } }, headers: {} };
   }
   const media = response.content?.['application/json'];
   if (media) {

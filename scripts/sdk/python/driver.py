@@ -1,0 +1,99 @@
+"""The sdk:check scenario through Redocly's generated Python client (module `client` on PYTHONPATH).
+
+Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+"""
+import os
+
+import client as sdk
+
+base_url, key, tiny_key, prefix = (os.environ[n] for n in ("SDK_BASE_URL", "SDK_KEY", "SDK_TINY_KEY", "SDK_PREFIX"))
+last = {}  # the last response, which ApiError does not carry: Retry-After is read from it
+
+
+def remember(response, _context):
+    last["response"] = response
+
+
+def client(api_key=None):
+    auth = {"bearer": api_key} if api_key else {}
+    return sdk.Client(base_url, auth=auth, retry={"retries": 0}, middleware=[{"on_response": remember}])
+
+
+api = client(key)
+
+
+def step(name, run):
+    try:
+        print(f"RESULT {name} ok {run()}", flush=True)
+    except Exception as err:  # noqa: BLE001 - every failure is a cell of the table
+        print(f"RESULT {name} fail {type(err).__name__}: {' '.join(str(err).split())}", flush=True)
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def list_pages():
+    for i in range(7):
+        api.create_pet(sdk.NewPet(name=f"{prefix}-{i}", category_id=1))
+    pages = 0
+    mine = 0
+    for page in api.list_pets_pages(limit=2):
+        pages += 1
+        mine += sum(1 for pet in page if pet.name.startswith(f"{prefix}-"))
+    check(mine == 7, f"counted {mine} of 7 pets over {pages} pages")
+    return f"7 pets over {pages} pages"
+
+
+created = {}
+
+
+def create_replay():
+    body = sdk.NewPet(name=f"{prefix}-replayed", category_id=2)
+    first = api.create_pet_with_headers(body, idempotency_key=f"{prefix}-key")
+    again = api.create_pet_with_headers(body, idempotency_key=f"{prefix}-key")
+    check(first.data.id == again.data.id, f"replay made id {again.data.id}, not {first.data.id}")
+    replayed = again.headers.get("idempotent_replayed")
+    check(replayed == "true", f"Idempotent-Replayed: {replayed}")
+    created["id"] = first.data.id
+    return f"id {first.data.id} replayed"
+
+
+def get():
+    check("id" in created, "nothing created")
+    pet = api.get_pet(created["id"])
+    check(pet.id == created["id"], f"got id {pet.id}")
+    return f"id {pet.id}"
+
+
+def expect_error(status, code, call):
+    try:
+        call()
+    except sdk.ApiError as err:
+        got = err.body.get("code") if isinstance(err.body, dict) else None
+        check(err.status == status and got == code, f"expected {status} {code}, got {err.status} {got}")
+        return err
+    raise AssertionError(f"expected {status} {code}, got a success")
+
+
+def errors():
+    expect_error(400, "validation_failed", lambda: api.create_pet(sdk.NewPet(name="", category_id=1)))
+    expect_error(401, "unauthorized", lambda: client().list_pets())
+    expect_error(404, "pet_not_found", lambda: api.get_pet(999_999_999))
+    tiny = client(tiny_key)
+    for _ in range(8):
+        try:
+            tiny.list_pets(limit=1)
+        except sdk.ApiError as err:
+            check(err.status == 429 and err.body.get("code") == "rate_limited", f"got {err.status} {err.body}")
+            retry_after = last["response"].headers.get("Retry-After")
+            check(retry_after and int(retry_after) > 0, f"Retry-After: {retry_after}")
+            return f"400 401 404 429 (Retry-After {retry_after}, via middleware)"
+    raise AssertionError("no 429 after 8 requests with the tiny-quota key")
+
+
+step("list", list_pages)
+step("create", create_replay)
+step("get", get)
+step("errors", errors)

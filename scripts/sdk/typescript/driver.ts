@@ -1,0 +1,93 @@
+// The sdk:check scenario through openapi-fetch over the project's own generated/openapi.ts types.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+import createClient from 'openapi-fetch';
+import type { paths } from '../../../generated/openapi.js';
+
+const { SDK_BASE_URL: baseUrl = '', SDK_KEY: key = '', SDK_TINY_KEY: tinyKey = '', SDK_PREFIX: prefix = '' } = process.env;
+const client = (apiKey?: string) =>
+  createClient<paths>({ baseUrl, headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
+const api = client(key);
+
+function report(step: string, ok: boolean, detail: string) {
+  console.log(`RESULT ${step} ${ok ? 'ok' : 'fail'} ${detail}`);
+}
+
+async function step(name: string, run: () => Promise<string>) {
+  try {
+    report(name, true, await run());
+  } catch (err) {
+    report(name, false, (err as Error).message.replace(/\s+/g, ' '));
+  }
+}
+
+function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+/** The query of the Link rel="next" target, or undefined on the last page. */
+function nextQuery(link: string | null): Record<string, string> | undefined {
+  const target = /<([^>]*)>\s*;\s*rel="?next"?/.exec(link ?? '')?.[1];
+  return target ? Object.fromEntries(new URL(target).searchParams) : undefined;
+}
+
+async function expectError(status: number, code: string, call: () => Promise<{ error?: { code: string }; response: Response }>) {
+  const { error, response } = await call();
+  check(response.status === status && error?.code === code, `expected ${status} ${code}, got ${response.status} ${error?.code}`);
+  return response;
+}
+
+await step('list', async () => {
+  for (let i = 0; i < 7; i++) {
+    const { error } = await api.POST('/pets', { body: { name: `${prefix}-${i}`, categoryId: 1 } });
+    check(!error, `create ${i}: ${error?.code}`);
+  }
+  let query: Record<string, string> | undefined = { limit: '2' };
+  let pages = 0;
+  let mine = 0;
+  while (query) {
+    const { data, error, response } = await api.GET('/pets', { params: { query: { ...query, limit: Number(query.limit) } } });
+    check(data, `page ${pages + 1}: ${error?.code}`);
+    pages++;
+    mine += data.filter((pet) => pet.name.startsWith(`${prefix}-`)).length;
+    query = nextQuery(response.headers.get('Link'));
+  }
+  check(mine === 7, `counted ${mine} of 7 pets over ${pages} pages`);
+  return `7 pets over ${pages} pages`;
+});
+
+let created: number | undefined;
+await step('create', async () => {
+  const body = { name: `${prefix}-replayed`, categoryId: 2 };
+  const idempotencyKey = `${prefix}-key`;
+  const first = await api.POST('/pets', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } });
+  const again = await api.POST('/pets', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } });
+  check(first.data && again.data, `create: ${first.error?.code ?? again.error?.code}`);
+  check(first.data.id === again.data.id, `replay made id ${again.data.id}, not ${first.data.id}`);
+  const replayed = again.response.headers.get('Idempotent-Replayed');
+  check(replayed === 'true', `Idempotent-Replayed: ${replayed}`);
+  created = first.data.id;
+  return `id ${created} replayed`;
+});
+
+await step('get', async () => {
+  check(created !== undefined, 'nothing created');
+  const { data, error } = await api.GET('/pets/{petId}', { params: { path: { petId: created } } });
+  check(data?.id === created, `getPet: ${error?.code}`);
+  return `id ${created}`;
+});
+
+await step('errors', async () => {
+  await expectError(400, 'validation_failed', () => api.POST('/pets', { body: { name: '', categoryId: 1 } }));
+  await expectError(401, 'unauthorized', () => client().GET('/pets', {}));
+  await expectError(404, 'pet_not_found', () => api.GET('/pets/{petId}', { params: { path: { petId: 999_999_999 } } }));
+  const tiny = client(tinyKey);
+  for (let i = 0; i < 8; i++) {
+    const { error, response } = await tiny.GET('/pets', { params: { query: { limit: 1 } } });
+    if (response.status !== 429) continue;
+    check(error?.code === 'rate_limited', `429 with ${error?.code}`);
+    const retryAfter = Number(response.headers.get('Retry-After'));
+    check(retryAfter > 0, `Retry-After: ${response.headers.get('Retry-After')}`);
+    return `400 401 404 429 (Retry-After ${retryAfter})`;
+  }
+  throw new Error('no 429 after 8 requests with the tiny-quota key');
+});
