@@ -25,7 +25,7 @@ describe.skipIf(withoutPostgresServer() || withoutRedis())('several workers (WOR
 
   beforeAll(async () => {
     db = await createServerDatabase('cluster');
-    const env = { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), WORKERS: '2', LOG_LEVEL: 'warn' };
+    const env = { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), REDIS_TIMEOUT_MS: '2000', WORKERS: '2', LOG_LEVEL: 'warn' };
     primary = await startServer('src/server.ts', env, { readyPath: '/readyz' });
     base = primary.baseUrl;
     await expectSharedLimits(base);

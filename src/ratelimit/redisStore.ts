@@ -180,19 +180,25 @@ export function createRedisStore(
         if (!probe) openBreaker(new Error(`connection ${redis.status}`));
         return hitLocally(subject, quota, ban);
       }
+      const k = keyOf(subject);
+      const call = redis.rateLimitHit(k.minute, k.day, k.ban, k.refused, k.firstRefusal, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, clock(), ban.graceMs);
       try {
-        const k = keyOf(subject);
-        const [outcome, minuteCount, dayCount, now, banTtl, granted] = await withDeadline(
-          redis.rateLimitHit(k.minute, k.day, k.ban, k.refused, k.firstRefusal, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, clock(), ban.graceMs),
-          timeoutMs,
-          `Redis did not answer within ${timeoutMs} ms`,
-        );
+        const [outcome, minuteCount, dayCount, now, banTtl, granted] = await withDeadline(call, timeoutMs, `Redis did not answer within ${timeoutMs} ms`);
         lastKnown.set(subject, { now, minuteCount, dayCount });
         if (granted > 1) return reserve(subject, { outcome, minuteCount, dayCount, now, banTtl }, granted - 1);
         return { outcome, minuteCount, dayCount, now, banTtl };
       } catch (err) {
         openBreaker(err as Error);
-        return hitLocally(subject, quota, ban);
+        const local = hitLocally(subject, quota, ban);
+        // Answered late after all: Redis counted this request too, so the outage must not hand it back again.
+        call.then(([, , , , , granted]) => {
+          const start = outage.get(subject);
+          if (start && granted > 0) {
+            start.minuteCount += granted;
+            start.dayCount += granted;
+          }
+        }, () => {});
+        return local;
       }
     },
     async ready() {

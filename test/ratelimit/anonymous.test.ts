@@ -1,5 +1,4 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ApiResponse, RequestOptions } from '../helpers/http.js';
 import { manualClock } from '../helpers/clock.js';
 import type { TestServer } from '../helpers/testServer.js';
 import { cleanupSharedRedis, startTestServer, storeEnvs } from './helpers.js';
@@ -7,6 +6,12 @@ import { cleanupSharedRedis, startTestServer, storeEnvs } from './helpers.js';
 afterAll(() => cleanupSharedRedis());
 
 const ANONYMOUS = { RATE_LIMIT_ANONYMOUS: '5/100' };
+
+type ExtraHeaders = Record<string, string>;
+
+/** GET /v1/pets through the typed client without the server's key, with `headers` added. */
+const anonymous = (s: TestServer, headers: ExtraHeaders = {}) => s.api.GET('/pets', { headers: { authorization: null, ...headers } });
+type Result = Awaited<ReturnType<typeof anonymous>>;
 
 describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, storeEnv) => {
   let server: TestServer | undefined;
@@ -21,19 +26,19 @@ describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, 
     return server;
   }
 
-  async function sequence(s: TestServer, requests: RequestOptions[]): Promise<ApiResponse[]> {
-    const out: ApiResponse[] = [];
-    for (const opts of requests) out.push(await s.request('/v1/pets', { key: null, ...opts }));
+  async function sequence(s: TestServer, requests: ExtraHeaders[]): Promise<Result[]> {
+    const out: Result[] = [];
+    for (const headers of requests) out.push(await anonymous(s, headers));
     return out;
   }
 
-  const xff = (ip: string): RequestOptions => ({ headers: { 'x-forwarded-for': ip } });
-  const malformed: RequestOptions = { headers: { authorization: 'Bearer nope' } };
+  const xff = (ip: string): ExtraHeaders => ({ 'x-forwarded-for': ip });
+  const malformed: ExtraHeaders = { authorization: 'Bearer nope' };
 
-  function expectAnonymous401s(responses: ApiResponse[], firstRemaining = 4) {
-    responses.forEach((res, i) => {
+  function expectAnonymous401s(results: Result[], firstRemaining = 4) {
+    results.forEach(({ response: res, error }, i) => {
       expect(res.status).toBe(401);
-      expect(res.body.code).toBe('unauthorized');
+      expect(error?.code).toBe('unauthorized');
       expect(res.headers.get('x-ratelimit-limit')).toBe('5');
       expect(res.headers.get('x-ratelimit-remaining')).toBe(String(firstRemaining - i));
       expect(res.headers.get('ratelimit-policy')).toBe('"minute";q=5;w=60, "day";q=100;w=86400');
@@ -41,9 +46,9 @@ describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, 
     });
   }
 
-  function expect429(res: ApiResponse) {
+  function expect429({ response: res, error }: Result) {
     expect(res.status).toBe(429);
-    expect(res.body.code).toBe('rate_limited');
+    expect(error?.code).toBe('rate_limited');
     expect(res.headers.get('x-ratelimit-limit')).toBe('5');
     expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
   }
@@ -51,9 +56,9 @@ describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, 
   it('are limited per client IP: 5 get 401, the 6th gets 429', async () => {
     const s = await start();
     expectAnonymous401s(await sequence(s, [{}, {}, {}, {}, {}]));
-    expect429(await s.request('/v1/pets', { key: null }));
+    expect429(await anonymous(s));
     // A malformed key is no key: the same IP bucket, already used up.
-    expect429(await s.request('/v1/pets', { key: null, ...malformed }));
+    expect429(await anonymous(s, malformed));
   });
 
   it('count requests with a malformed key against the same IP bucket', async () => {
@@ -61,27 +66,27 @@ describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, 
     const requests = [{}, malformed, {}, malformed, malformed];
     const responses = await sequence(s, requests);
     expectAnonymous401s(responses);
-    responses.forEach((res, i) =>
+    responses.forEach(({ response: res }, i) =>
       expect(res.headers.get('www-authenticate')).toBe(
         requests[i] === malformed ? 'Bearer realm="animal-store", error="invalid_token"' : 'Bearer realm="animal-store"',
       ),
     );
-    expect429(await s.request('/v1/pets', { key: null, ...malformed }));
-    expect429(await s.request('/v1/pets', { key: null }));
+    expect429(await anonymous(s, malformed));
+    expect429(await anonymous(s));
   });
 
   it('ignore X-Forwarded-For without TRUST_PROXY: every request is 127.0.0.1', async () => {
     const s = await start();
     expectAnonymous401s(await sequence(s, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4', '203.0.113.5'].map(xff)));
-    expect429(await s.request('/v1/pets', { key: null, ...xff('203.0.113.6') }));
-    expect429(await s.request('/v1/pets', { key: null }));
+    expect429(await anonymous(s, xff('203.0.113.6')));
+    expect429(await anonymous(s));
   });
 
   it('use X-Forwarded-For with TRUST_PROXY=true: one bucket per forwarded address', async () => {
     const s = await start({ TRUST_PROXY: 'true' });
     const one = xff('203.0.113.1');
     expectAnonymous401s(await sequence(s, [one, one, one, one, one]));
-    expect429(await s.request('/v1/pets', { key: null, ...one }));
+    expect429(await anonymous(s, one));
     expectAnonymous401s(await sequence(s, [xff('203.0.113.2')]));
     expectAnonymous401s(await sequence(s, [{}])); // the proxy's own address, 127.0.0.1
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
-import { cleanupSharedRedis, statuses, storeEnvs } from './helpers.js';
+import { cleanupSharedRedis, listOne, statuses, storeEnvs } from './helpers.js';
 
 afterAll(() => cleanupSharedRedis());
 
@@ -16,33 +16,33 @@ describe.each(storeEnvs())('bans with the %s', (_name, env) => {
 
   it('refuses a burst sent at once but does not ban it: after Retry-After the next request is 200', async () => {
     const key = await server.createKey('free');
-    const burst = await Promise.all(Array.from({ length: 80 }, () => server.request('/v1/pets?limit=1', { key })));
+    const burst = await Promise.all(Array.from({ length: 80 }, () => listOne(server, key)));
     const counts = statuses(burst).reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
     expect(counts).toEqual({ 200: 60, 429: 20 });
-    const refused = burst.filter((r) => r.status === 429);
-    expect(refused.map((r) => r.body.code)).toEqual(Array(20).fill('rate_limited'));
-    const retryAfter = Math.max(...refused.map((r) => Number(r.headers.get('retry-after'))));
+    const refused = burst.filter((r) => r.response.status === 429);
+    expect(refused.map((r) => r.error?.code)).toEqual(Array(20).fill('rate_limited'));
+    const retryAfter = Math.max(...refused.map((r) => Number(r.response.headers.get('retry-after'))));
 
     clock.advance(retryAfter * 1000);
-    const next = await server.request('/v1/pets?limit=1', { key });
-    expect(next.status).toBe(200);
+    const next = await listOne(server, key);
+    expect(next.response.status).toBe(200);
   });
 
   it('bans a caller that keeps sending after it could have seen a 429', async () => {
     clock.set(Math.ceil(clock.now() / 60_000) * 60_000 + 5_000); // a fresh minute
     const key = await server.createKey('enterprise', { perMinute: 2, perDay: 1000 });
-    expect(statuses([await server.request('/v1/pets?limit=1', { key }), await server.request('/v1/pets?limit=1', { key })])).toEqual([200, 200]);
-    const first = await server.request('/v1/pets?limit=1', { key });
-    expect(first.body.code).toBe('rate_limited');
+    expect(statuses([await listOne(server, key), await listOne(server, key)])).toEqual([200, 200]);
+    const first = await listOne(server, key);
+    expect(first.error?.code).toBe('rate_limited');
     // Within the grace after the first refusal: refused, not counted toward a ban.
-    for (let i = 0; i < 20; i++) expect((await server.request('/v1/pets?limit=1', { key })).body.code).toBe('rate_limited');
+    for (let i = 0; i < 20; i++) expect((await listOne(server, key)).error?.code).toBe('rate_limited');
     clock.advance(2_000);
     // From the grace on, ten more refusals are tolerated, the eleventh starts the ban.
-    const codes: string[] = [];
-    for (let i = 0; i < 11; i++) codes.push((await server.request('/v1/pets?limit=1', { key })).body.code);
+    const codes: Array<string | undefined> = [];
+    for (let i = 0; i < 11; i++) codes.push((await listOne(server, key)).error?.code);
     expect(codes).toEqual([...Array(10).fill('rate_limited'), 'temporarily_banned']);
-    const banned = await server.request('/v1/pets?limit=1', { key });
-    expect(banned.body.code).toBe('temporarily_banned');
-    expect(Number(banned.headers.get('retry-after'))).toBe(900);
+    const banned = await listOne(server, key);
+    expect(banned.error?.code).toBe('temporarily_banned');
+    expect(Number(banned.response.headers.get('retry-after'))).toBe(900);
   });
 });

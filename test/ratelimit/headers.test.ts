@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiResponse, RequestOptions } from '../helpers/http.js';
+import type { RequestOptions } from '../helpers/http.js';
 import { manualClock } from '../helpers/clock.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
-import { nextDayStart, nextMinuteStart, nowSeconds, parseRateLimit, rateLimitHeaders, sendMany } from './helpers.js';
+import { nextDayStart, nextMinuteStart, nowSeconds, parseRateLimit, listOne, rateLimitHeaders, sendMany } from './helpers.js';
 
 // The default in-process store (no REDIS_URL), on a clock that stands still unless a test moves it.
 const clock = manualClock();
@@ -15,18 +15,37 @@ afterAll(() => server.close());
 const FREE_POLICY = '"minute";q=60;w=60, "day";q=1000;w=86400';
 const RATE_LIMIT = /^"minute";r=\d+;t=\d+, "day";r=\d+;t=\d+$/;
 
-/** Sends one request; returns the response and the second the server's clock read. */
-async function send(path: string, opts: RequestOptions) {
+/** What the checks below read of a response, and a note on it for failure messages. */
+interface Answer {
+  status: number;
+  headers: Headers;
+  note: string;
+}
+
+/** A call through the typed client. */
+async function typed(call: Promise<{ response: Response; error?: unknown }>): Promise<Answer> {
+  const { response, error } = await call;
+  return { status: response.status, headers: response.headers, note: JSON.stringify(error ?? null).slice(0, 120) };
+}
+
+/** A raw request: for what the typed client cannot send (unknown routes, values outside the schema, other media types). */
+async function raw(path: string, opts: RequestOptions): Promise<Answer> {
   const res = await server.request(path, opts);
+  return { status: res.status, headers: res.headers, note: res.text.slice(0, 120) };
+}
+
+/** Sends one request; returns the response and the second the server's clock read. */
+async function send(request: () => Promise<Answer>) {
+  const res = await request();
   return { res, now: nowSeconds(clock.now) };
 }
 
 /** Checks every rate-limit field of a response, the times exactly. */
 function expectRateLimitFields(
-  { res, now }: { res: ApiResponse; now: number },
+  { res, now }: { res: Answer; now: number },
   expected: { status: number; limit: number; remaining: number; dayRemaining: number },
 ) {
-  const where = `${res.status} ${res.text.slice(0, 120)}`;
+  const where = `${res.status} ${res.note}`;
   expect(res.status, where).toBe(expected.status);
   const h = rateLimitHeaders(res);
   expect(h.limit, where).toBe(String(expected.limit));
@@ -50,19 +69,20 @@ function expectRateLimitFields(
 describe('rate-limit headers', () => {
   it('are on every /v1 response, and Remaining drops by exactly one per admitted request', async () => {
     const key = await server.createKey('free');
-    const cases: Array<[number, string, RequestOptions]> = [
-      [200, '/v1/pets', { key }],
-      [201, '/v1/pets', { key, body: { name: 'a', categoryId: 1 } }],
-      [400, '/v1/pets?limit=0', { key }],
-      [404, '/v1/pets/999999', { key }],
-      [404, '/v1/nope', { key }],
-      [413, '/v1/pets', { key, body: { name: 'a', categoryId: 1, pad: 'x'.repeat(70_000) } }],
-      [415, '/v1/pets', { key, body: '{"name":"a","categoryId":1}', headers: { 'content-type': 'text/plain' } }],
+    const auth = { headers: { authorization: `Bearer ${key}` } };
+    const cases: Array<[number, () => Promise<Answer>]> = [
+      [200, () => typed(server.api.GET('/pets', auth))],
+      [201, () => typed(server.api.POST('/pets', { body: { name: 'a', categoryId: 1 }, ...auth }))],
+      [400, () => raw('/v1/pets?limit=0', { key })],
+      [404, () => typed(server.api.GET('/pets/{petId}', { params: { path: { petId: 999999 } }, ...auth }))],
+      [404, () => raw('/v1/nope', { key })],
+      [413, () => raw('/v1/pets', { key, body: { name: 'a', categoryId: 1, pad: 'x'.repeat(70_000) } })],
+      [415, () => raw('/v1/pets', { key, body: '{"name":"a","categoryId":1}', headers: { 'content-type': 'text/plain' } })],
     ];
     let used = 0;
-    for (const [status, path, opts] of cases) {
+    for (const [status, request] of cases) {
       used++;
-      expectRateLimitFields(await send(path, opts), { status, limit: 60, remaining: 60 - used, dayRemaining: 1000 - used });
+      expectRateLimitFields(await send(request), { status, limit: 60, remaining: 60 - used, dayRemaining: 1000 - used });
       // The probes are not counted and carry no rate-limit fields.
       const probe = await fetch(`${server.baseUrl}/healthz`, { headers: { authorization: `Bearer ${key}` } });
       expect(probe.status).toBe(200);
@@ -71,26 +91,28 @@ describe('rate-limit headers', () => {
     }
 
     // Use up the minute: the last admitted request leaves 0, the next one is refused.
-    const rest = await sendMany(server, 60 - used - 1, '/v1/pets?limit=1', { key });
-    expect(rest.map((r) => r.status)).toEqual(Array(60 - used - 1).fill(200));
-    const remainings = rest.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((a, b) => b - a);
+    const rest = await sendMany(60 - used - 1, () => listOne(server, key));
+    expect(rest.map((r) => r.response.status)).toEqual(Array(60 - used - 1).fill(200));
+    const remainings = rest.map((r) => Number(r.response.headers.get('x-ratelimit-remaining'))).sort((a, b) => b - a);
     expect(remainings).toEqual(Array.from({ length: 60 - used - 1 }, (_, i) => 60 - used - 1 - i));
-    expectRateLimitFields(await send('/v1/pets?limit=1', { key }), { status: 200, limit: 60, remaining: 0, dayRemaining: 940 });
+    expectRateLimitFields(await send(() => typed(listOne(server, key))), { status: 200, limit: 60, remaining: 0, dayRemaining: 940 });
 
-    const refused = await send('/v1/pets?limit=1', { key });
+    const { response, error } = await listOne(server, key);
+    const refused = { res: { status: response.status, headers: response.headers, note: JSON.stringify(error) }, now: nowSeconds(clock.now) };
     expectRateLimitFields(refused, { status: 429, limit: 60, remaining: 0, dayRemaining: 940 });
-    expect(refused.res.body.code).toBe('rate_limited');
-    const retryAfter = Number(refused.res.headers.get('retry-after'));
-    const reset = Number(refused.res.headers.get('x-ratelimit-reset'));
+    expect(error?.code).toBe('rate_limited');
+    const retryAfter = Number(response.headers.get('retry-after'));
+    const reset = Number(response.headers.get('x-ratelimit-reset'));
     expect(retryAfter).toBe(reset - refused.now);
-    expect(retryAfter).toBe(parseRateLimit(refused.res.headers.get('ratelimit')).minute!.t);
+    expect(retryAfter).toBe(parseRateLimit(response.headers.get('ratelimit')).minute!.t);
   });
 
   it('are on a 401 (counted by client IP, which defaults to the free numbers)', async () => {
-    const first = await send('/v1/pets', { key: null });
+    const noKey = { headers: { authorization: null } };
+    const first = await send(() => typed(server.api.GET('/pets', noKey)));
     expect(first.res.headers.get('www-authenticate')).toBe('Bearer realm="animal-store"');
     expectRateLimitFields(first, { status: 401, limit: 60, remaining: 59, dayRemaining: 999 });
-    const second = await send('/v1/pets/1', { key: null });
+    const second = await send(() => typed(server.api.GET('/pets/{petId}', { params: { path: { petId: 1 } }, ...noKey })));
     expectRateLimitFields(second, { status: 401, limit: 60, remaining: 58, dayRemaining: 998 });
   });
 

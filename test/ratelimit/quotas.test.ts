@@ -7,6 +7,7 @@ import {
   nextMinuteStart,
   nowSeconds,
   parseRateLimit,
+  listOne,
   sendMany,
   startTestServer,
   statuses,
@@ -30,14 +31,14 @@ describe.each(storeEnvs())('quotas with the %s', (_name, env) => {
     ['business', 1000],
   ] as const)('a %s key gets exactly %i requests a minute', async (plan, n) => {
     const key = await server.createKey(plan);
-    const admitted = await sendMany(server, n, '/v1/pets?limit=1', { key });
+    const admitted = await sendMany(n, () => listOne(server, key));
     expect(statuses(admitted)).toEqual(Array(n).fill(200));
-    for (const res of admitted) expect(res.headers.get('x-ratelimit-limit')).toBe(String(n));
+    for (const { response } of admitted) expect(response.headers.get('x-ratelimit-limit')).toBe(String(n));
 
-    const refused = await server.request('/v1/pets?limit=1', { key });
+    const { response: refused, error } = await listOne(server, key);
     const now = nowSeconds(clock.now);
     expect(refused.status).toBe(429);
-    expect(refused.body.code).toBe('rate_limited');
+    expect(error?.code).toBe('rate_limited');
     // Exactly the rest of the minute: the refusal is by the minute window.
     expect(refused.headers.get('retry-after')).toBe(String(nextMinuteStart(now) - now));
     expect(refused.headers.get('x-ratelimit-reset')).toBe(String(nextMinuteStart(now)));
@@ -46,23 +47,23 @@ describe.each(storeEnvs())('quotas with the %s', (_name, env) => {
 
     // At the next minute (not a millisecond before) the key is admitted again.
     clock.advance((nextMinuteStart(now) - now) * 1000 - 1);
-    expect((await server.request('/v1/pets?limit=1', { key })).status).toBe(429);
+    expect((await listOne(server, key)).response.status).toBe(429);
     clock.advance(1);
-    const next = await server.request('/v1/pets?limit=1', { key });
+    const { response: next } = await listOne(server, key);
     expect(next.status).toBe(200);
     expect(next.headers.get('x-ratelimit-remaining')).toBe(String(n - 1));
   });
 
   it('refuses an enterprise key by its day window first, with Retry-After up to 00:00 UTC', async () => {
     const key = await server.createKey('enterprise', { perMinute: 100, perDay: 5 });
-    const admitted = await sendMany(server, 5, '/v1/pets?limit=1', { key }, 1);
+    const admitted = await sendMany(5, () => listOne(server, key), 1);
     expect(statuses(admitted)).toEqual([200, 200, 200, 200, 200]);
-    expect(admitted.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0']);
+    expect(admitted.map((r) => r.response.headers.get('x-ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0']);
 
-    const refused = await server.request('/v1/pets?limit=1', { key });
+    const { response: refused, error } = await listOne(server, key);
     const now = nowSeconds(clock.now);
     expect(refused.status).toBe(429);
-    expect(refused.body.code).toBe('rate_limited');
+    expect(error?.code).toBe('rate_limited');
     expect(refused.headers.get('x-ratelimit-limit')).toBe('5');
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(refused.headers.get('x-ratelimit-reset')).toBe(String(nextDayStart(now)));
@@ -71,12 +72,12 @@ describe.each(storeEnvs())('quotas with the %s', (_name, env) => {
 
   it('does not count refused requests', async () => {
     const key = await server.createKey('enterprise', { perMinute: 3, perDay: 50 });
-    const admitted = await sendMany(server, 3, '/v1/pets?limit=1', { key }, 1);
+    const admitted = await sendMany(3, () => listOne(server, key), 1);
     expect(statuses(admitted)).toEqual([200, 200, 200]);
-    const refused = await sendMany(server, 5, '/v1/pets?limit=1', { key }, 1);
+    const refused = await sendMany(5, () => listOne(server, key), 1);
     expect(statuses(refused)).toEqual([429, 429, 429, 429, 429]);
-    for (const res of refused) expect(res.body.code).toBe('rate_limited');
-    const last = parseRateLimit(refused.at(-1)!.headers.get('ratelimit'));
+    for (const { error } of refused) expect(error?.code).toBe('rate_limited');
+    const last = parseRateLimit(refused.at(-1)!.response.headers.get('ratelimit'));
     expect(last.minute!.r).toBe(0);
     expect(last.day!.r).toBe(47);
   });

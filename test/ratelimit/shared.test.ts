@@ -1,11 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
-import type { ApiResponse } from '../helpers/http.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import type { TestServer } from '../helpers/testServer.js';
 import { withoutRedis } from '../helpers/services.js';
-import { cleanupSharedRedis, REDIS_URL, startTestServer, uniquePrefix } from './helpers.js';
+import { cleanupSharedRedis, listOne, REDIS_URL, sendMany, startTestServer, uniquePrefix } from './helpers.js';
 
 afterAll(() => cleanupSharedRedis());
 
@@ -17,7 +16,7 @@ describe.skipIf(withoutRedis())('two instances sharing Redis', () => {
   let b: TestServer | undefined;
   beforeAll(async () => {
     db = await createTestDatabase();
-    const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix() };
+    const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix(), REDIS_TIMEOUT_MS: '2000' }; // exact shared counts, not degradation
     a = await startTestServer(env, { db, clock: clock.now });
     // An embedded (PGlite) store has one owner, which serves it on a Unix socket in its data
     // directory: the second instance connects to that socket, as to any shared Postgres.
@@ -35,29 +34,26 @@ describe.skipIf(withoutRedis())('two instances sharing Redis', () => {
   it('admit exactly one quota between them: 120 concurrent requests of a free key give 60 × 200 and 60 × 429', async () => {
     const key = await a!.createKey('free');
     expect((await b!.app.apiKeys.list()).map((k) => k.plan)).toContain('free'); // one database
-    const responses = await Promise.all(
-      Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? a! : b!).request('/v1/pets?limit=1', { key })),
-    );
-    const count = (status: number) => responses.filter((r) => r.status === status).length;
+    let sent = 0;
+    const responses = await sendMany(120, () => listOne(sent++ % 2 === 0 ? a! : b!, key), 120); // all at once
+    const count = (status: number) => responses.filter((r) => r.response.status === status).length;
     expect({ 200: count(200), 429: count(429) }).toEqual({ 200: 60, 429: 60 });
     // A burst is refused, not banned.
-    const codes = responses.filter((r) => r.status === 429).map((r) => r.body.code as string);
+    const codes = responses.filter((r) => r.response.status === 429).map((r) => r.error?.code);
     expect(codes).toEqual(Array(60).fill('rate_limited'));
     // Refusals are shared too: past the grace, the 11th refusal counted across both instances starts the ban.
     clock.advance(2_000);
-    const after: string[] = [];
-    for (let i = 0; i < 11; i++) after.push((await (i % 2 === 0 ? a! : b!).request('/v1/pets?limit=1', { key })).body.code);
+    const after: Array<string | undefined> = [];
+    for (let i = 0; i < 11; i++) after.push((await listOne(i % 2 === 0 ? a! : b!, key)).error?.code);
     expect(after).toEqual([...Array(10).fill('rate_limited'), 'temporarily_banned']);
   });
 
   it('admit exactly the quota of a busy key that reserves requests in batches', async () => {
     // 2,500 a minute: the first requests reserve 2 at a time, the last ones go to Redis one by one.
     const key = await a!.createKey('enterprise', { perMinute: 2500, perDay: 100_000 });
-    const responses: ApiResponse[] = [];
-    for (let i = 0; i < 2600; i += 20) {
-      responses.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => ((i + j) % 2 === 0 ? a! : b!).request('/v1/pets?limit=1', { key })))));
-    }
-    const count = (status: number) => responses.filter((r) => r.status === status).length;
+    let sent = 0;
+    const responses = await sendMany(2600, () => listOne(sent++ % 2 === 0 ? a! : b!, key), 20);
+    const count = (status: number) => responses.filter((r) => r.response.status === status).length;
     expect({ 200: count(200), 429: count(429) }).toEqual({ 200: 2500, 429: 100 });
   });
 });
@@ -69,7 +65,7 @@ describe.skipIf(withoutRedis())('requests reserved in batches from Redis', () =>
   const redis = new Redis(REDIS_URL, { lazyConnect: true }); // connects on first use: never, when skipped
   beforeAll(async () => {
     prefix = uniquePrefix();
-    server = await startTestServer({ REDIS_URL, REDIS_PREFIX: prefix }, { clock: clock.now });
+    server = await startTestServer({ REDIS_URL, REDIS_PREFIX: prefix, REDIS_TIMEOUT_MS: '2000' }, { clock: clock.now });
   });
   afterAll(async () => {
     redis.disconnect();
@@ -83,7 +79,7 @@ describe.skipIf(withoutRedis())('requests reserved in batches from Redis', () =>
     const remaining: number[] = [];
     const counters: number[] = [];
     for (let i = 0; i < 51; i++) {
-      remaining.push(Number((await server.request('/v1/pets?limit=1', { key })).headers.get('x-ratelimit-remaining')));
+      remaining.push(Number((await listOne(server, key)).response.headers.get('x-ratelimit-remaining')));
       counters.push(await counter());
     }
     // A thousandth of what is left, at most RATE_LIMIT_REDIS_BATCH (100): 50, then 49 more.
@@ -96,7 +92,7 @@ describe.skipIf(withoutRedis())('requests reserved in batches from Redis', () =>
     const key = await server.createKey('enterprise', { perMinute: 1500, perDay: 100_000 });
     const id = (await server.app.apiKeys.list()).find((k) => k.perMinute === 1500)!.id;
     for (let i = 1; i <= 3; i++) {
-      await server.request('/v1/pets?limit=1', { key });
+      await listOne(server, key);
       expect(Number(await redis.get(`${prefix}{key:${id}}:m:${Math.floor(clock.now() / 60_000)}`))).toBe(i);
     }
   });
