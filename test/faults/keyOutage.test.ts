@@ -3,6 +3,7 @@ import { manualClock } from '../helpers/clock.js';
 import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { answered } from '../helpers/typedClient.js';
 
 /** The database goes away for longer than the key cache (4 s) while a paying key keeps calling. */
 let db: ServerDatabase;
@@ -21,14 +22,14 @@ afterAll(async () => {
 describe.skipIf(withoutPostgresServer())('a database outage longer than the key cache', () => {
   it('answers a valid key 503 with Retry-After throughout, never 429, and 200 soon after recovery', async () => {
     const key = await server.createKey('pro');
-    expect((await server.request('/v1/pets', { key })).status).toBe(200);
+    expect((await answered(server.api.GET('/pets', { headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
 
     await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
     await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db.name]);
     const answers = [];
     for (let i = 0; i < 9; i++) {
       // 90 requests over 10 s of the service's time: well past the 4 s the key is cached.
-      answers.push(...(await Promise.all(Array.from({ length: 10 }, () => server.request('/v1/pets', { key })))));
+      answers.push(...(await Promise.all(Array.from({ length: 10 }, () => answered(server.api.GET('/pets', { headers: { authorization: `Bearer ${key}` } }))))));
       clock.advance(1_100);
     }
     await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
@@ -41,10 +42,10 @@ describe.skipIf(withoutPostgresServer())('a database outage longer than the key 
     }
 
     const started = Date.now();
-    let after = await server.request('/v1/pets', { key });
+    let after = await answered(server.api.GET('/pets', { headers: { authorization: `Bearer ${key}` } }));
     while (after.status !== 200 && Date.now() - started < 10_000) {
       await new Promise((r) => setTimeout(r, 200));
-      after = await server.request('/v1/pets', { key });
+      after = await answered(server.api.GET('/pets', { headers: { authorization: `Bearer ${key}` } }));
     }
     expect(after.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(5_000);

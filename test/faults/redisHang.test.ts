@@ -8,6 +8,7 @@ import { freePort } from '../../scripts/lib/ports.js';
 import { killRedisServer, startRedisServer } from '../helpers/redisServer.js';
 import { withoutRedisServerBinary } from '../helpers/services.js';
 import { uniquePrefix } from '../ratelimit/helpers.js';
+import { answered } from '../helpers/typedClient.js';
 
 const mode = async (server: TestServer) => ((await (await fetch(`${server.baseUrl}/readyz`)).json()) as { checks?: { rateLimits?: string } }).checks?.rateLimits;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -20,7 +21,7 @@ async function tenClients(server: TestServer, key: string, rounds: number) {
     await Promise.all(
       Array.from({ length: 10 }, async () => {
         const started = performance.now();
-        const res = await server.request('/v1/pets?limit=1', { key });
+        const res = await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }));
         ms.push(performance.now() - started);
         statuses.push(res.status);
       }),
@@ -67,11 +68,11 @@ describe.skipIf(withoutRedisServerBinary())('a Redis that hangs with its socket 
   it('counts on from what Redis last said during the hang, and hands its count back to Redis after', async () => {
     clock.set(Math.ceil(clock.now() / 60_000) * 60_000 + 5_000); // a fresh minute
     const key = await server.createKey('enterprise', { perMinute: 20, perDay: 1000 });
-    for (let i = 0; i < 15; i++) expect((await server.request('/v1/pets?limit=1', { key })).status).toBe(200);
+    for (let i = 0; i < 15; i++) expect((await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
 
     redis!.kill('SIGSTOP');
     const during = [];
-    for (let i = 0; i < 10; i++) during.push((await server.request('/v1/pets?limit=1', { key })).status);
+    for (let i = 0; i < 10; i++) during.push((await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }))).status);
     // Seeded from Redis's 15: five more, not twenty.
     expect(during).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
     redis!.kill('SIGCONT');
@@ -84,7 +85,7 @@ describe.skipIf(withoutRedisServerBinary())('a Redis that hangs with its socket 
     const counted = Number(await client.get(`${prefix}{key:${id}}:m:${Math.floor(clock.now() / 60_000)}`));
     client.disconnect();
     expect(counted).toBe(20);
-    const after = await server.request('/v1/pets?limit=1', { key });
+    const after = await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }));
     expect(after.status).toBe(429);
     expect(after.headers.get('x-ratelimit-remaining')).toBe('0');
   }, 60_000);
@@ -92,16 +93,16 @@ describe.skipIf(withoutRedisServerBinary())('a Redis that hangs with its socket 
   it('keeps its count when Redis comes back empty', async () => {
     clock.set(Math.ceil(clock.now() / 60_000) * 60_000 + 5_000);
     const key = await server.createKey('enterprise', { perMinute: 20, perDay: 1000 });
-    for (let i = 0; i < 15; i++) expect((await server.request('/v1/pets?limit=1', { key })).status).toBe(200);
+    for (let i = 0; i < 15; i++) expect((await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
 
     await killRedisServer(redis);
-    for (let i = 0; i < 5; i++) expect((await server.request('/v1/pets?limit=1', { key })).status).toBe(200);
-    expect((await server.request('/v1/pets?limit=1', { key })).status).toBe(429);
+    for (let i = 0; i < 5; i++) expect((await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
+    expect((await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }))).status).toBe(429);
     redis = await startRedisServer(port); // a new, empty Redis on the same port
     expect(await waitFor(async () => (await mode(server)) === 'shared', 5000)).toBe(true);
 
     // Not 20 more: the flush wrote this instance's 20 into the empty Redis.
-    const next = await server.request('/v1/pets?limit=1', { key });
+    const next = await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }));
     expect(next.status).toBe(429);
   }, 60_000);
 });

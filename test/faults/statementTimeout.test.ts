@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { answered } from '../helpers/typedClient.js';
 
 /** A lock held by another session on a real Postgres server, longer than the service's statement timeout. */
 const POOL = 4;
@@ -46,8 +47,8 @@ describe.skipIf(withoutPostgresServer())('statements blocked past the timeout', 
     const sampler = setInterval(() => void serviceBackends().then((n) => (maxBackends = Math.max(maxBackends, n))), 100);
     const started = Date.now();
     const answers = await Promise.all([
-      ...Array.from({ length: 10 }, (_, i) => server.request('/v1/pets', { body: { name: `blocked ${i}`, categoryId: 1 } })),
-      ...Array.from({ length: 2 }, (_, i) => server.request('/v1/pets', { body: { name: `keyed ${i}`, categoryId: 1 }, headers: { 'idempotency-key': `blocked-${i}` } })),
+      ...Array.from({ length: 10 }, (_, i) => answered(server.api.POST('/pets', { body: { name: `blocked ${i}`, categoryId: 1 } }))),
+      ...Array.from({ length: 2 }, (_, i) => answered(server.api.POST('/pets', { body: { name: `keyed ${i}`, categoryId: 1 }, params: { header: { 'Idempotency-Key': `blocked-${i}` } } }))),
     ]);
     const elapsed = Date.now() - started;
     clearInterval(sampler);
@@ -74,14 +75,14 @@ describe.skipIf(withoutPostgresServer())('statements blocked past the timeout', 
       `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response_body) VALUES ($1, 'twin-1', 'x', 0, 'null')`,
       [rows[0]!.id],
     );
-    const second = await server.request('/v1/pets', { body: { name: 'Twin', categoryId: 1 }, headers: { 'idempotency-key': 'twin-1' } });
+    const second = await answered(server.api.POST('/pets', { body: { name: 'Twin', categoryId: 1 }, params: { header: { 'Idempotency-Key': 'twin-1' } } }));
     await twin.query('ROLLBACK');
     await twin.end();
     expect(second.status).toBe(409);
     expect(second.body.code).toBe('idempotency_key_in_use');
 
     // The twin gave up: the key is free again.
-    const retry = await server.request('/v1/pets', { body: { name: 'Twin', categoryId: 1 }, headers: { 'idempotency-key': 'twin-1' } });
+    const retry = await answered(server.api.POST('/pets', { body: { name: 'Twin', categoryId: 1 }, params: { header: { 'Idempotency-Key': 'twin-1' } } }));
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
   });

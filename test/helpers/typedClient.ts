@@ -28,3 +28,10 @@ export function typedClient(apiUrl: string, key: string): ApiClient {
   client.use(contractCheck);
   return client;
 }
+
+/** A typed call's answer in the raw helper's shape ({ status, headers, body, text }), for tests that count outcomes. */
+export async function answered<T, E>(call: Promise<{ data?: T; error?: E; response: Response }>) {
+  const { data, error, response } = await call;
+  const body = (data ?? error) as Partial<T> & Partial<Omit<E, keyof T>>;
+  return { status: response.status, headers: response.headers, body, text: JSON.stringify(body ?? null) };
+}
