@@ -16,7 +16,8 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [FAULTS, BROWSER] } },
-      { extends: true, test: { name: 'faults', include: [FAULTS] } },
+      // One file at a time: these start several server processes each, and must not starve each other.
+      { extends: true, test: { name: 'faults', include: [FAULTS], fileParallelism: false } },
       { extends: true, test: { name: 'browser', include: [BROWSER], testTimeout: 120_000 } },
     ],
   },

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createKey } from '../../scripts/lib/apiKeys.js';
 import { startServer } from '../../scripts/lib/processes.js';
 import { cleanupSharedRedis, REDIS_URL, uniquePrefix } from '../ratelimit/helpers.js';
@@ -28,6 +28,11 @@ describe.skipIf(withoutPostgresServer() || withoutRedis()).each([
       { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '2', ...extra },
       { readyPath: '/readyz', stdout: 'ignore', detached: true },
     );
+    onTestFinished(() => {
+      if (server.exitCode !== null || server.signalCode !== null) return;
+      process.kill(-server.pid!, 'SIGCONT');
+      process.kill(-server.pid!, 'SIGKILL'); // the whole group: primary and workers
+    });
     const port = Number(new URL(baseUrl).port);
     const exit = new Promise<number | null>((resolve) => server.once('exit', resolve));
     expect((await getOnce(port, '/v1/pets?limit=1', key)).status).toBe(200);

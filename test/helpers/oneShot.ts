@@ -8,17 +8,21 @@ export interface OneShot {
   error?: string;
 }
 
-/** One GET on a connection of its own (no keep-alive pool): what came back, or how it failed. */
-export function getOnce(port: number, path: string, key?: string): Promise<OneShot> {
+/**
+ * One GET on a connection of its own (no keep-alive pool): what came back, or how it failed.
+ * A request with no answer within `timeoutMs` counts as `error timeout`, never as a hang.
+ */
+export function getOnce(port: number, path: string, key?: string, timeoutMs = 15_000): Promise<OneShot> {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path, agent: false, headers: key ? { authorization: `Bearer ${key}` } : {} },
+      { host: '127.0.0.1', port, path, agent: false, timeout: timeoutMs, headers: key ? { authorization: `Bearer ${key}` } : {} },
       (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
         res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body }));
       },
     );
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
     req.end();
   });
