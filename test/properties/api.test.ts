@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestThroughPrism, startPrism, type PrismProxy, type ProxiedResponse } from '../helpers/prism.js';
 import type { ApiResponse, RequestOptions } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { componentSchema, validatorFor } from '../helpers/schema.js';
 import {
   idempotencyKeyParam,
   invalid,
@@ -200,6 +201,10 @@ class ListPets implements Command {
   toString = () => `list(${JSON.stringify(this.query)}, ${this.pages} pages)`;
 }
 
+/** Whether openapi.yaml's PetName accepts a name: Prism cannot report one it rejects (see CreateInvalidPet). */
+const petName = validatorFor('PetName', componentSchema('PetName'));
+const validPetName = (name: string) => petName(name) === true;
+
 class CreateInvalidPet implements Command {
   constructor(readonly mutation: { value: unknown; why: string }) {}
   check = () => true;
@@ -212,7 +217,7 @@ class CreateInvalidPet implements Command {
     // Those go straight to the service (still checked against openapi.yaml by the suite).
     const value = this.mutation.value as { name?: unknown } | null;
     const mangledByPrism =
-      typeof this.mutation.value === 'string' || value === null || (this.mutation.why.startsWith('name:') && typeof value.name === 'string');
+      typeof this.mutation.value === 'string' || value === null || (typeof value.name === 'string' && !validPetName(value.name));
     const res: ApiResponse & { requestViolations?: unknown[] } = mangledByPrism
       ? await callDirect('/v1/pets', opts)
       : await call('/v1/pets', opts);
