@@ -40,18 +40,18 @@ function missing(services: Services): string[] {
   const lines: string[] = [];
   if (!services.postgres.up) {
     lines.push(
-      `no Postgres server answers at ${services.postgres.url}, so the tests that need one cannot run (test/faults/database, ` +
-        `test/cluster, concurrent migrations in test/db/migrate): set TEST_POSTGRES_URL (or DATABASE_URL) to a Postgres admin URL`,
+      `no Postgres server answers at ${services.postgres.url}, so the tests that need one cannot run (test/cluster, ` +
+        `test/errors/logging, concurrent migrations in test/db/migrate, and most of npm run test:faults): set TEST_POSTGRES_URL (or DATABASE_URL) to a Postgres admin URL`,
     );
   }
   if (!services.redis.up) {
     lines.push(
-      `no Redis answers at ${services.redis.url}, so the Redis store tests cannot run (test/ratelimit/{quotas,ban,anonymous}, ` +
-        `test/ratelimit/shared, test/cluster): set TEST_REDIS_URL to a Redis URL`,
+      `no Redis answers at ${services.redis.url}, so the Redis store tests cannot run (test/ratelimit/{quotas,ban,anonymous,burst}, ` +
+        `test/ratelimit/shared, test/cluster, and the drain and supervision runs of npm run test:faults): set TEST_REDIS_URL to a Redis URL`,
     );
   }
   if (!services.redisServerBinary) {
-    lines.push('no redis-server on PATH, so test/ratelimit/redisOutage cannot run (it starts and kills a Redis of its own): install redis-server');
+    lines.push('no redis-server on PATH, so test/ratelimit/redisOutage and test/faults/redisHang cannot run (they start, stop and kill a Redis of their own): install redis-server');
   }
   return lines;
 }
