@@ -1,8 +1,6 @@
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { errors } from '../errors/apiError.js';
-import { toRoutePath, type OpenApiDocument } from '../openapi/document.js';
-
-const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+import { methodsOf, toRoutePath, type OpenApiDocument } from '../openapi/document.js';
 
 /**
  * A path of the document asked with a method it does not have: 405 with `Allow`
@@ -10,7 +8,7 @@ const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'h
  */
 export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument, opts: { corsPreflight: boolean }): void {
   for (const [path, item] of Object.entries(doc.paths)) {
-    const allowed = Object.keys(item).filter((m) => OPERATION_METHODS.has(m)).map((m) => m.toUpperCase());
+    const allowed = methodsOf(item).map((m) => m.toUpperCase());
     const allow = allowed.join(', ');
     // With CORS on, OPTIONS is a preflight, answered at the root (uncounted).
     const others = app.supportedMethods.filter((m) => !allowed.includes(m) && !(opts.corsPreflight && m === 'OPTIONS')) as HTTPMethods[];

@@ -14,12 +14,11 @@ import { methodNotAllowedRoutes } from './methodNotAllowed.js';
 import { operationRoutes } from './routes.js';
 import { makeAjv, registerValidation } from './validation.js';
 
+/** Registered with `prefix`: the API's base path from openapi.yaml's servers (`app.prefix` here). */
 export interface ApiOptions {
   doc: OpenApiDocument;
   config: Config;
   clock: Clock;
-  /** The API's path prefix (from openapi.yaml's servers), under which this plugin is registered. */
-  basePath: string;
 }
 
 /**
@@ -29,7 +28,7 @@ export interface ApiOptions {
  * answered within the scope, so they are counted too.
  */
 export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions): Promise<void> {
-  const { doc, config, clock, basePath } = opts;
+  const { doc, config, clock } = opts;
   registerValidation(app);
   registerJsonBody(app);
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -44,20 +43,18 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   await app.register(authentication, { clock });
   await app.register(rateLimit, { ...config.rateLimits, clock });
 
+  // Absolute URLs the API hands out (Location, Link): the public origin, the base path, a path of the document.
+  const urlOf = (documentPath: string) => `${config.publicBaseUrl}${app.prefix}${documentPath}`;
   const operations = operationsById(doc);
-  const pathOf = (operationId: OperationId) => `${basePath}${operations.get(operationId)!.path}`;
+  const pathOf = (operationId: OperationId) => operations.get(operationId)!.path;
   const handlers = petHandlers({
     pets: petsRepository(app.database.pool),
     urls: {
-      pet: (id) => `${config.publicBaseUrl}${pathOf('getPet').replace('{petId}', String(id))}`,
-      list: (query) => `${config.publicBaseUrl}${pathOf('listPets')}?${query}`,
+      pet: (id) => urlOf(pathOf('getPet').replace('{petId}', String(id))),
+      list: (query) => `${urlOf(pathOf('listPets'))}?${query}`,
     },
   });
-  await operationRoutes(app, {
-    doc,
-    handlers,
-    operationUrl: (entry) => `${config.publicBaseUrl}${basePath}${entry.path}`,
-  });
+  await operationRoutes(app, { doc, handlers, operationUrl: (entry) => urlOf(entry.path) });
   methodNotAllowedRoutes(app, doc, { corsPreflight: config.corsOrigins.length > 0 });
   app.setNotFoundHandler(notFound);
 }

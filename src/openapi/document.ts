@@ -51,9 +51,12 @@ export const toRoutePath = (template: string) => template.replace(/\{(\w+)\}/g, 
 export function operationsById(doc: OpenApiDocument): Map<string, OperationEntry> {
   const result = new Map<string, OperationEntry>();
   for (const [path, item] of Object.entries(doc.paths)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (HTTP_METHODS.has(method)) result.set(operation.operationId, { method, path, operation });
-    }
+    for (const method of methodsOf(item)) result.set(item[method]!.operationId, { method, path, operation: item[method]! });
   }
   return result;
+}
+
+/** The HTTP methods a path item of the document has operations for, in the document's order (lower case). */
+export function methodsOf(item: Record<string, unknown>): string[] {
+  return Object.keys(item).filter((key) => HTTP_METHODS.has(key));
 }
