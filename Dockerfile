@@ -1,23 +1,35 @@
-# Build: compile TypeScript. Run: only production dependencies and the compiled code.
-FROM node:20-bookworm-slim AS build
+# Build stage compiles TypeScript; the final stage has only production dependencies,
+# the compiled dist/ and the files the server reads at run time (src/paths.ts).
+# scripts/image/check.sh (npm run image:check) reproduces both stages in folders, without
+# Docker, from this file's COPY and RUN lines: keep them plain `COPY <src>... <dest>`.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json openapi.yaml ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY generated ./generated
 COPY src ./src
 COPY scripts ./scripts
 RUN npm run build
 
-FROM node:20-bookworm-slim
-ENV NODE_ENV=production
+FROM node:24-bookworm-slim
+# HOST: reachable from outside the container. DATA_DIR: the embedded store (no DATABASE_URL).
+ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production DATA_DIR=/app/data
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# Read at run time: the contract, the migrations, the Redis scripts; prestart.mjs lets `npm start` work too.
 COPY openapi.yaml ./
 COPY src/db/migrations ./src/db/migrations
 COPY src/ratelimit/*.lua ./src/ratelimit/
+COPY scripts/prestart.mjs ./scripts/
 COPY --from=build /app/dist ./dist
+# The embedded store writes here; everything else stays root-owned and read-only to the app.
+RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
+# Docker and Compose only (Kubernetes uses its own probes). slim has no curl: Node's fetch.
+HEALTHCHECK --interval=5s --timeout=2s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Exec form: node is PID 1 and gets SIGTERM itself, so the drain in src/process/serve.ts runs.
 CMD ["node", "dist/src/server.js"]

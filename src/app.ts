@@ -12,11 +12,14 @@ import connectionLimitsPlugin from './http/connectionLimits.js';
 import corsPlugin from './http/cors.js';
 import drainPlugin from './http/drain.js';
 import { requestId } from './http/requestId.js';
-import requestLogPlugin from './http/requestLog.js';
 import securityHeadersPlugin from './http/securityHeaders.js';
 import unreadBodiesPlugin from './http/unreadBodies.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
+import { loggerOptions } from './logging/loggerOptions.js';
+import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
+import metricsPlugin from './metrics/plugin.js';
+import metricsRoutes from './metrics/routes.js';
 import { apiBasePath, loadDocument } from './openapi/document.js';
 import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 
@@ -40,20 +43,15 @@ function closeKeepAliveConnectionsOnShutdown(app: FastifyInstance): void {
 
 /**
  * Builds the whole service as a tree of plugins, ready to listen:
- * root: errors, security headers, request log, and the shared capabilities (database,
- * API keys, rate-limit store); beside each other: health, docs, and the API under its
- * base path, which alone authenticates and counts.
+ * root: errors, security headers, request log, metrics, and the shared capabilities
+ * (database, API keys, rate-limit store); beside each other: health, metrics, docs, and
+ * the API under its base path, which alone authenticates and counts.
  */
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
   const clock = opts.clock ?? systemClock;
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      ...(opts.logStream && { stream: opts.logStream }),
-      // Nothing logs request headers (see http/requestLog.ts); this is the safety net if something ever does.
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
-    },
-    // Fastify's two lines per request are replaced by one (http/requestLog.ts).
+    logger: loggerOptions(config, opts.logStream),
+    // Fastify's two lines per request are replaced by one (logging/requestLog.ts).
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
     trustProxy: config.trustProxy,
@@ -82,12 +80,14 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins });
   await app.register(requestLogPlugin);
+  await app.register(metricsPlugin, { enabled: config.metrics.enabled });
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });
   await app.register(rateLimitStorePlugin, { config, clock });
   await app.register(idempotencyExpiryPlugin);
 
   await app.register(healthPlugin);
+  if (config.metrics.enabled) await app.register(metricsRoutes, { token: config.metrics.token });
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });
   await app.register(apiPlugin, { prefix: basePath, doc, config, clock });
 

@@ -1,4 +1,5 @@
 import { envSchema } from 'env-schema';
+import { parseRedisUrl } from './ratelimit/redisUrl.js';
 import type { BanPolicy, Quota } from './ratelimit/store.js';
 
 const QUOTA = { type: 'string', pattern: '^[1-9][0-9]{0,8}/[1-9][0-9]{0,9}$' } as const;
@@ -9,14 +10,28 @@ export interface Config {
   host: string;
   /** Postgres connection string; unset means the embedded PGlite store under dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * 'transaction': a pooler such as PgBouncer in transaction mode sits in front of Postgres, so the
+   * service keeps no session state (no timeouts sent at connect) and the timeouts must come from
+   * `ALTER ROLE … SET`, checked at start. 'none': direct connections (or a session-mode pooler that passes them).
+   * Migrations work either way (one transaction under a transaction-level lock): no direct URL needed.
+   */
+  databasePooling: 'none' | 'transaction';
   dataDir: string;
   dbPoolMax: number;
   /** Server processes (node:cluster workers) sharing the port. */
   workers: number;
   logLevel: string;
+  /** json: one JSON object per line (production); pretty: pino-pretty, for a developer's terminal (`npm run dev`). */
+  logFormat: 'json' | 'pretty';
+  /** Prometheus metrics at /metrics; when `token` is set, a scrape must send it as a Bearer token. */
+  metrics: { enabled: boolean; token: string | undefined };
   /** Origin (and optional path prefix) that clients use to reach the service; absolute links start with it. */
   publicBaseUrl: string;
-  /** Shared rate-limit state; unset means per-process counters. */
+  /**
+   * Shared rate-limit state; unset means per-process counters. One Redis (`redis://`, `rediss://`)
+   * or a Redis Cluster by seed nodes: `redis+cluster://[user:password@]host:port,host:port` (see ratelimit/redisUrl.ts).
+   */
   redisUrl: string | undefined;
   /** Prefix of every Redis key, so several deployments can share one Redis. */
   redisPrefix: string;
@@ -64,17 +79,23 @@ const schema = {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DATABASE_POOLING: { type: 'string', enum: ['none', 'transaction'], default: 'none' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
     // Server processes sharing the port (node:cluster); more than 1 needs DATABASE_URL and REDIS_URL.
     WORKERS: { type: 'integer', minimum: 1, maximum: 64, default: 1 },
+    LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json' },
+    METRICS: { type: 'boolean', default: true },
+    // Long enough to be a secret; compared in constant time.
+    METRICS_TOKEN: { type: 'string', minLength: 16 },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     },
     PUBLIC_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
-    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    // One Redis (redis://, rediss://) or a cluster's seed nodes (redis+cluster://host:port,host:port); checked by parseRedisUrl.
+    REDIS_URL: { type: 'string', pattern: '^rediss?(\\+cluster)?://' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'animal-store:' },
     TRUST_PROXY: { type: 'string', minLength: 1, default: 'false' },
     SHUTDOWN_DRAIN_SECONDS: { type: 'number', minimum: 0, maximum: 300, default: 5 },
@@ -111,10 +132,14 @@ interface Env {
   PORT: number;
   HOST: string;
   DATABASE_URL?: string;
+  DATABASE_POOLING: 'none' | 'transaction';
   DATA_DIR: string;
   DB_POOL_MAX: number;
   WORKERS: number;
   LOG_LEVEL: string;
+  LOG_FORMAT: 'json' | 'pretty';
+  METRICS: boolean;
+  METRICS_TOKEN?: string;
   PUBLIC_BASE_URL?: string;
   REDIS_URL?: string;
   REDIS_PREFIX: string;
@@ -158,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WORKERS > 1 && !e.DATABASE_URL) {
     throw new Error('WORKERS above 1 needs DATABASE_URL: the embedded database has a single owner process.');
   }
+  if (e.REDIS_URL) parseRedisUrl(e.REDIS_URL);
   if (e.WORKERS > 1 && !e.REDIS_URL) {
     throw new Error('WORKERS above 1 needs REDIS_URL: otherwise each worker would count rate limits on its own.');
   }
@@ -173,10 +199,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databasePooling: e.DATABASE_POOLING,
     dataDir: e.DATA_DIR,
     dbPoolMax: e.DB_POOL_MAX,
     workers: e.WORKERS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    metrics: { enabled: e.METRICS, token: e.METRICS_TOKEN },
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../scripts/lib/apiKeys.js';
 import { waitFor } from '../scripts/lib/poll.js';
 import { startServer, type Server } from '../scripts/lib/processes.js';
+import { parsePrometheus, sampleValue, type Sample } from './helpers/prometheus.js';
 import { withoutPostgresServer, withoutRedis } from './helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from './helpers/testDatabase.js';
 import { cleanupSharedRedis, expectSharedLimits, REDIS_URL, uniquePrefix } from './ratelimit/helpers.js';
@@ -53,6 +54,25 @@ describe.skipIf(withoutPostgresServer() || withoutRedis())('several workers (WOR
     );
     expect({ 200: statuses.filter((s) => s === 200).length, 429: statuses.filter((s) => s === 429).length }).toEqual({ 200: 60, 429: 20 });
   }, 60_000);
+
+  it('shows every worker in one /metrics scrape, summed by the primary', async () => {
+    const key = await createKey(db.env, { plan: 'enterprise', perMinute: 1000, perDay: 1000 });
+    const scrape = async () => parsePrometheus(await (await fetch(`${base}/metrics`, { headers: { connection: 'close' } })).text());
+    const served = (samples: Sample[]) => sampleValue(samples, 'animal_store_rate_limit_decisions_total', { plan: 'enterprise', outcome: 'allowed' }) ?? 0;
+    const before = served(await scrape());
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        fetch(`${base}/v1/pets/1`, { headers: { authorization: `Bearer ${key}`, connection: 'close' } }).then((r) => r.status),
+      ),
+    );
+    expect(statuses.every((s) => s === 200 || s === 404)).toBe(true);
+    // Each scrape lands on either worker; each must show both workers' counts.
+    for (let i = 0; i < 6; i++) {
+      const samples = await scrape();
+      expect(served(samples) - before).toBe(30);
+      expect(sampleValue(samples, 'animal_store_rate_limit_mode', { mode: 'shared' })).toBe(2);
+    }
+  });
 
   it('replaces a worker that dies, and keeps serving', async () => {
     const workers = childPids(primary.child.pid!);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /** One kind of request against one target: what an arm of the benchmark sends. */
@@ -9,6 +10,8 @@ export interface Arm {
   body?: string;
   /** Every answer must have this status, or the run is invalid (default 200). */
   expect?: number;
+  /** The server's process: its CPU time per request is measured too. */
+  pid?: number;
 }
 
 export interface Measurement {
@@ -16,6 +19,8 @@ export interface Measurement {
   p50: number;
   p99: number;
   requests: number;
+  /** CPU time the server process spent per request (user + system), in µs; when the arm names its pid. */
+  cpuMicros?: number;
   /** Why the run is not a result: wrong statuses, errors or timeouts. */
   invalid?: string;
 }
@@ -26,6 +31,7 @@ export async function measure(
   opts: { seconds: number; connections: number; rate?: number },
 ): Promise<Measurement> {
   const times: number[] = [];
+  const cpuBefore = arm.pid ? cpuMs(arm.pid) : 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -56,12 +62,19 @@ export async function measure(
   ];
   const requests = result.requests.total;
   return {
+    ...(arm.pid && requests > 0 && { cpuMicros: ((cpuMs(arm.pid) - cpuBefore) * 1000) / requests }),
     rps: requests / result.duration,
     p50: percentile(times, 0.5),
     p99: percentile(times, 0.99),
     requests,
     ...(problems.length || requests === 0 ? { invalid: problems.join(', ') || 'no requests' } : {}),
   };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The nearest-rank percentile of sorted values. */

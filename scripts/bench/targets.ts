@@ -12,9 +12,9 @@ export interface Target {
 }
 
 /** Starts `entry` (a TypeScript file of this repo) in production mode with `env` and waits until `readyPath` answers. */
-export async function startTarget(name: string, entry: string, env: Record<string, string>, readyPath: string): Promise<Target> {
+export async function startTarget(name: string, entry: string, env: Record<string, string>, readyPath: string, nodeArgs: string[] = []): Promise<Target> {
   // stdout ignored: at the default log level the service logs every request.
-  const server = await startServer(entry, { NODE_ENV: 'production', ...env }, { readyPath, stdout: 'ignore' });
+  const server = await startServer(entry, { NODE_ENV: 'production', ...env }, { readyPath, stdout: 'ignore', nodeArgs });
   const pid = server.child.pid!;
   return {
     name,

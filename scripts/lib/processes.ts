@@ -37,8 +37,8 @@ export function runScript(script: string, args: string[], env: Record<string, st
  * Starts a TypeScript entry point of this repo through tsx, without waiting for anything.
  * `detached`: the child leads a process group of its own, so a test can signal it with its workers (`-pid`).
  */
-function spawnScript(script: string, env: Record<string, string>, stdio: StdioOptions = 'pipe', detached = false): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, env: childEnv(env), stdio, detached });
+function spawnScript(script: string, env: Record<string, string>, stdio: StdioOptions = 'pipe', detached = false, nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], { cwd: projectRoot, env: childEnv(env), stdio, detached });
 }
 
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
@@ -112,7 +112,7 @@ export interface Server {
 
 /**
  * Starts a server entry point of this repo (src/server.ts, a bench server) on a free port of
- * 127.0.0.1 and waits until `readyPath` answers 2xx. Its stdout is the caller's to read
+ * 127.0.0.1 (or the given `port`) and waits until `readyPath` answers 2xx. Its stdout is the caller's to read
  * (`stdout: 'ignore'` for a server that logs every request and nobody reads).
  */
 export async function startServer(
@@ -123,11 +123,22 @@ export async function startServer(
     stdout = 'pipe',
     timeoutMs = 60_000,
     detached = false,
-  }: { readyPath?: string; stdout?: 'pipe' | 'ignore'; timeoutMs?: number; detached?: boolean } = {},
+    nodeArgs = [],
+    port: fixedPort,
+  }: {
+    readyPath?: string;
+    stdout?: 'pipe' | 'ignore';
+    timeoutMs?: number;
+    detached?: boolean;
+    /** Flags for node itself (such as --cpu-prof, which NODE_OPTIONS refuses). */
+    nodeArgs?: string[];
+    /** Listen on this port rather than a free one: a server started again where a load balancer expects it. */
+    port?: number;
+  } = {},
 ): Promise<Server> {
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   // No drain unless a test asks for one: these servers are stopped on purpose, with nobody to warn.
-  const child = spawnScript(entry, { SHUTDOWN_DRAIN_SECONDS: '0', ...env, PORT: String(port), HOST: '127.0.0.1' }, ['ignore', stdout, 'pipe'], detached);
+  const child = spawnScript(entry, { SHUTDOWN_DRAIN_SECONDS: '0', ...env, PORT: String(port), HOST: '127.0.0.1' }, ['ignore', stdout, 'pipe'], detached, nodeArgs);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -20,8 +20,8 @@ export function deprecationHeaders(info: DeprecationInfo): Record<string, string
 
 export function addDeprecationHeaders(info: DeprecationInfo): onSendHookHandler {
   const headers = deprecationHeaders(info); // computed once, at start-up
-  return async (_request, reply, payload) => {
+  return (_request, reply, payload, done) => {
     reply.headers(headers);
-    return payload;
+    done(null, payload);
   };
 }

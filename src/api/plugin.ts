@@ -31,9 +31,9 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const { doc, config, clock } = opts;
   registerValidation(app);
   registerJsonBody(app);
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('cache-control', 'no-store');
-    return payload;
+    done();
   });
 
   if (config.responseValidation) {

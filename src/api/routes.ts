@@ -31,6 +31,8 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
     const bodyRequired = (entry.operation.requestBody as { required?: boolean } | undefined)?.required === true;
     return {
       handler: handlers[operationId]!,
+      // For the request log and metrics (the glue's own route config has nothing else).
+      config: { operationId },
       // Only the document's methods: HEAD is not an operation, so it gets 405 like any other.
       exposeHeadRoute: false,
       onRequest: requiredSchemes(opts.doc, entry).length > 0 ? [requireApiKey] : [],

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Keys look like `as_` + 43 base64url characters (256 random bits). */
 const KEY_PATTERN = /^as_[A-Za-z0-9_-]{43}$/;
@@ -16,7 +16,7 @@ export function isWellFormedKey(key: string): boolean {
  * leaked table useless, and it keeps lookups to one indexed equality.
  */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex'); // one-shot: no Hash object per request
 }
 
 export type BearerCredentials =

@@ -51,22 +51,31 @@ export function createKeyVerifier(opts: KeyVerifierOptions) {
     return pending;
   }
 
+  /** A fresh enough answer from the cache (an old one is refreshed in the background), or undefined. */
+  function fromCache(hash: string): Entry | undefined {
+    const entry = cached(hash);
+    if (!entry) return undefined;
+    const age = now() - entry.fetchedAt;
+    if (age >= maxAge) return undefined;
+    if (age >= refreshAfter) fetch(hash).catch((err) => opts.onRefreshError?.(err));
+    return entry;
+  }
+
   return {
     async verify(key: string): Promise<ApiKeyIdentity | undefined> {
       const hash = hashApiKey(key);
-      const entry = cached(hash);
-      const age = entry ? now() - entry.fetchedAt : Infinity;
-      if (entry && age < maxAge) {
-        if (age >= refreshAfter) fetch(hash).catch((err) => opts.onRefreshError?.(err));
-        return entry.identity ?? undefined;
-      }
-      return (await fetch(hash)).identity ?? undefined;
+      const entry = fromCache(hash) ?? (await fetch(hash));
+      return entry.identity ?? undefined;
     },
 
-    /** Whether verify() would answer this key without waiting for the database. */
-    answersAtOnce(key: string): boolean {
-      const entry = cached(hashApiKey(key));
-      return entry !== undefined && now() - entry.fetchedAt < maxAge;
+    /**
+     * The answer when the cache has it, without waiting (the common case, so it is not
+     * wrapped in a promise): `{ identity }`, identity undefined for an unknown or revoked
+     * key; undefined when only the database can tell (call verify()).
+     */
+    cachedAnswer(key: string): { identity: ApiKeyIdentity | undefined } | undefined {
+      const entry = fromCache(hashApiKey(key));
+      return entry && { identity: entry.identity ?? undefined };
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
@@ -33,9 +33,9 @@ const invalidApiKey = () =>
   });
 
 /** Route-level check for operations secured by bearerAuth: runs after identification and counting, before the body is read. */
-export async function requireApiKey(request: FastifyRequest): Promise<void> {
-  if (request.apiKey) return;
-  throw request.credentials === 'invalid' ? invalidApiKey() : missingApiKey();
+export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (request.apiKey) return done();
+  done(request.credentials === 'invalid' ? invalidApiKey() : missingApiKey());
 }
 
 /**
@@ -48,27 +48,37 @@ export default fp(
   async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock }) {
     const throttle = createLookupThrottle(opts.clock);
     app.decorate('keyLookupThrottle', throttle);
+    app.decorateRequest('apiKey', undefined);
+    app.decorateRequest('credentials', undefined);
 
-    app.addHook('onRequest', async (request) => {
+    const identify = (request: FastifyRequest, identity: ApiKeyIdentity | undefined) => {
+      if (!identity) return;
+      request.apiKey = identity;
+      request.credentials = 'valid';
+    };
+
+    // Callback style: a known key (the usual request) is answered from the cache without a promise.
+    app.addHook('onRequest', (request, _reply, done) => {
       const parsed = parseAuthorization(request.headers.authorization);
       if (parsed.kind === 'missing') {
         request.credentials = 'missing';
-        return;
+        return done();
       }
       request.credentials = 'invalid'; // until proven otherwise
-      if (parsed.kind !== 'key') return;
-      if (!app.keyVerifier.answersAtOnce(parsed.key) && !throttle.mayLookUp(request.ip)) return;
-      let identity: ApiKeyIdentity | undefined;
-      try {
-        identity = await app.keyVerifier.verify(parsed.key);
-      } catch (err) {
-        if (!isDatabaseUnavailable(err)) throw err;
-        throw serviceUnavailable();
+      if (parsed.kind !== 'key') return done();
+      const cached = app.keyVerifier.cachedAnswer(parsed.key);
+      if (cached) {
+        identify(request, cached.identity);
+        return done();
       }
-      if (identity) {
-        request.apiKey = identity;
-        request.credentials = 'valid';
-      }
+      if (!throttle.mayLookUp(request.ip)) return done();
+      app.keyVerifier.verify(parsed.key).then(
+        (identity) => {
+          identify(request, identity);
+          done();
+        },
+        (err: unknown) => done(isDatabaseUnavailable(err) ? serviceUnavailable() : (err as Error)),
+      );
     });
   },
   { name: 'authentication', dependencies: ['api-keys'] },

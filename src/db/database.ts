@@ -1,8 +1,8 @@
-import path from 'node:path';
 import type pg from 'pg';
-import { startEmbedded, isHeld, EMBEDDED_SOCKET_PORT, type EmbeddedServer } from './embedded.js';
+import { embeddedConnection, startEmbedded, isHeld, type EmbeddedServer } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createPool } from './pgPool.js';
+import { checkServerTimeouts, type ServerTimeouts } from './serverTimeouts.js';
 
 export interface Database {
   pool: pg.Pool;
@@ -16,7 +16,9 @@ export interface DatabaseOptions {
   poolMax: number;
   onIdleError: (err: Error) => void;
   /** Postgres only: PGlite accepts these settings but cannot enforce them (no timers in WASM). */
-  serverTimeouts?: { statementTimeoutMs: number; lockTimeoutMs: number };
+  serverTimeouts?: ServerTimeouts;
+  /** Postgres only: 'transaction' behind a transaction-pooling PgBouncer (see createPool). */
+  pooling?: 'none' | 'transaction';
   /**
    * 'serve': open the embedded store and own it (the server).
    * 'attach': use the running server's embedded store if one holds it, else open it (the CLIs).
@@ -36,20 +38,19 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     connection = { connectionString: opts.databaseUrl };
   } else {
     const attach = opts.embeddedMode === 'attach' && (await isHeld(opts.dataDir));
-    if (!attach) embedded = await startEmbedded(opts.dataDir);
-    const host = embedded?.socketDir ?? path.resolve(opts.dataDir);
-    connection = { host, port: EMBEDDED_SOCKET_PORT, user: 'postgres', database: 'postgres' };
+    if (!attach) embedded = await startEmbedded(opts.dataDir, opts.onIdleError);
+    connection = embeddedConnection(opts.dataDir);
   }
   const pool = createPool({
-    // One connection to the embedded store: its socket server interleaves the extended-protocol
-    // messages of concurrent connections in its single session, so a statement can bind to
-    // another client's (electric-sql/pglite#1046). PGlite runs one statement at a time anyway.
-    max: opts.databaseUrl ? opts.poolMax : 1,
+    // The embedded store's bridge runs each connection's statements whole and keeps an open
+    // transaction to its connection (see embedded.ts), so its pool can be as large as Postgres's.
+    max: opts.poolMax,
     connection,
     onIdleError: opts.onIdleError,
-    ...(opts.databaseUrl && opts.serverTimeouts && { serverTimeouts: opts.serverTimeouts }),
+    ...(opts.databaseUrl && opts.serverTimeouts && { serverTimeouts: opts.serverTimeouts, pooling: opts.pooling }),
   });
   try {
+    if (opts.databaseUrl && opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
     await migrate(pool);
   } catch (err) {
     await pool.end().catch(() => {});

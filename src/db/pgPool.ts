@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { timeoutSettings, type ServerTimeouts } from './serverTimeouts.js';
 
 const INT8_OID = 20;
 
@@ -22,18 +23,25 @@ export interface PoolOptions {
   connection: { connectionString: string } | { host: string; port: number; user: string; database: string };
   onIdleError: (err: Error) => void;
   /**
-   * Server-side limits, sent as startup parameters. Postgres cancels a statement past
-   * them and the transaction rolls back, so an error answer never hides a commit, and the
-   * client's own timeout (later) never leaves a backend running behind a dropped connection.
+   * Server-side limits. Postgres cancels a statement past them and the transaction rolls
+   * back, so an error answer never hides a commit, and the client's own timeout (later)
+   * never leaves a backend running behind a dropped connection.
    */
-  serverTimeouts?: { statementTimeoutMs: number; lockTimeoutMs: number };
+  serverTimeouts?: ServerTimeouts;
+  /**
+   * 'none' (default): serverTimeouts go as startup parameters. 'transaction' (PgBouncer in
+   * transaction mode): nothing session-level is sent, since PgBouncer refuses these
+   * parameters and hands each server session to many clients; the role carries them.
+   * Either way every query is an unnamed statement (no `name:`), which any pooler passes.
+   */
+  pooling?: 'none' | 'transaction';
 }
 
 /** How much later than the server's statement timeout the client gives up on its own. */
 const CLIENT_MARGIN_MS = 5000;
 
 /** A pg pool that fails fast: bounded waits for a connection and for each statement. */
-export function createPool({ max, connection, onIdleError, serverTimeouts }: PoolOptions): pg.Pool {
+export function createPool({ max, connection, onIdleError, serverTimeouts, pooling = 'none' }: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     ...connection,
     max,
@@ -41,11 +49,7 @@ export function createPool({ max, connection, onIdleError, serverTimeouts }: Poo
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
     query_timeout: (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS,
-    ...(serverTimeouts && {
-      statement_timeout: serverTimeouts.statementTimeoutMs,
-      lock_timeout: serverTimeouts.lockTimeoutMs,
-      idle_in_transaction_session_timeout: serverTimeouts.statementTimeoutMs * 2,
-    }),
+    ...(serverTimeouts && pooling === 'none' && timeoutSettings(serverTimeouts)),
     keepAlive: true,
     application_name: 'animal-store',
   });

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { currentRequestTimings, timesRequests } from '../logging/requestTimings.js';
 import { openDatabase, type Database } from './database.js';
+import { timeQueries } from './queryTiming.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,10 +21,24 @@ export default fp(
       poolMax: opts.config.dbPoolMax,
       embeddedMode: 'serve',
       serverTimeouts: opts.config.db,
+      pooling: opts.config.databasePooling,
       onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
     });
+    const { metrics } = app;
+    // Timed for the metrics, and for debug log lines (added to the timings of the request that sent it).
+    if (metrics || timesRequests(app.log.level)) {
+      timeQueries(database.pool, () => {
+        const timings = currentRequestTimings();
+        return (ms, failed) => {
+          metrics?.queryDuration.observe({ outcome: failed ? 'error' : 'ok' }, ms / 1000);
+          if (!timings) return;
+          timings.queries += 1;
+          timings.dbMs += ms;
+        };
+      });
+    }
     app.decorate('database', database);
     app.addHook('onClose', () => database.close());
   },
-  { name: 'database' },
+  { name: 'database', dependencies: ['metrics'] },
 );

@@ -62,10 +62,10 @@ export default fp(
     app.addHook('preClose', async () => {
       closing = true;
     });
-    app.addHook('onRequest', async (_request, reply) => {
-      if (!closing) return;
+    app.addHook('onRequest', (_request, reply, done) => {
+      if (!closing) return done();
       reply.header('connection', 'close');
-      throw serviceUnavailable();
+      done(serviceUnavailable());
     });
   },
   { name: 'errors' },

@@ -7,9 +7,9 @@ import { serviceUnavailable } from '../errors/apiError.js';
  */
 export default async function healthPlugin(app: FastifyInstance): Promise<void> {
   const config = { quietWhenOk: true };
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('cache-control', 'no-store');
-    return payload;
+    done();
   });
 
   app.get('/healthz', { config }, async () => ({ status: 'ok' }));

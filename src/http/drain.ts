@@ -24,9 +24,10 @@ export default fp(
     app.decorate('startDrain', () => {
       draining = true;
     });
-    app.addHook('onSend', async (_request, reply, payload) => {
+    // At send time, so that requests already in flight when the drain starts close too.
+    app.addHook('onSend', (_request, reply, payload, done) => {
       if (draining) reply.header('connection', 'close');
-      return payload;
+      done(null, payload);
     });
   },
   { name: 'drain' },

@@ -1,5 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import fp from 'fastify-plugin';
+
+/**
+ * Whether the request announced a body. A request without one (a GET) can be answered
+ * before Node's parser has marked it complete, and must keep its connection.
+ */
+const hasBody = (headers: IncomingHttpHeaders) =>
+  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 /**
  * Bodies are read only once a request has passed authentication and its quota:
@@ -10,13 +18,13 @@ import fp from 'fastify-plugin';
 export default fp(
   async function unreadBodiesPlugin(app: FastifyInstance) {
     app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
-    app.addHook('preParsing', async (request, reply, payload) => {
+    app.addHook('preParsing', (request, reply, payload, done) => {
       if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
-      return payload;
+      done(null, payload);
     });
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
-      return payload;
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode >= 400 && hasBody(request.headers) && !request.raw.complete) reply.header('connection', 'close');
+      done(null, payload);
     });
   },
   { name: 'unread-bodies' },

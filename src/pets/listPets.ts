@@ -16,9 +16,8 @@ export function listPets(deps: { pets: PetsRepository; urls: PetUrls }): Operati
     const page = await deps.pets.list({ limit, status, afterId });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
-      const next = new URLSearchParams({ limit: String(limit) });
-      if (status) next.set('status', status);
-      next.set('cursor', encodeCursor(last.id));
+      // Every value is URL-safe as it is: digits, an enum value, a base64url cursor.
+      const next = `limit=${limit}${status ? `&status=${status}` : ''}&cursor=${encodeCursor(last.id)}`;
       reply.header('link', `<${deps.urls.list(next)}>; rel="next"`);
     }
     return page.pets;

@@ -3,5 +3,5 @@ export interface PetUrls {
   /** The absolute URL of one pet (the Location of a created pet). */
   pet(id: number): string;
   /** The absolute URL of a listPets page with these query parameters (the Link of the next page). */
-  list(query: URLSearchParams): string;
+  list(query: string): string;
 }

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config.js';
+import { answerMetricsRequests } from '../metrics/cluster.js';
 
 const say = (message: string) => process.stderr.write(`[primary ${process.pid}] ${message}\n`);
 
@@ -19,6 +20,7 @@ export function runPrimary(config: Config): void {
   let stopping = false;
   let failed = false;
   let delayMs = FIRST_DELAY_MS;
+  if (config.metrics.enabled) answerMetricsRequests();
 
   const fork = () => {
     const worker = cluster.fork();

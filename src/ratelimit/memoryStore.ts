@@ -78,9 +78,7 @@ export function createMemoryStore(opts: { maxSubjects?: number; clock?: Clock } 
       counters.set(k.minute, counts.minuteCount, { ttl: 2 * MINUTE * 1000 });
       counters.set(k.day, counts.dayCount, { ttl: 2 * DAY * 1000 });
     },
-    async hit(subject, quota, ban) {
-      return hitSync(subject, quota, ban);
-    },
+    hit: hitSync,
     ready: async () => {},
     mode: () => 'local',
     async close() {},

@@ -1,20 +1,23 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.js';
 import { projectRoot } from '../paths.js';
 import { createMemoryStore, type WindowCounts } from './memoryStore.js';
+import { connectRedis, type RedisConnection } from './redisConnection.js';
 import type { BanPolicy, HitResult, Quota, RateLimitStore } from './store.js';
 import { DAY, MINUTE, windowEnd } from './windows.js';
 
 const script = (name: string) => readFileSync(path.join(projectRoot, 'src', 'ratelimit', name), 'utf8');
 /** How often Redis is probed while the breaker is open. */
 const PROBE_INTERVAL_MS = 500;
+/** How often a cluster's masters are checked while the breaker is closed (requests only reach some). */
+const WATCH_INTERVAL_MS = 1000;
 
 type RawResult = [HitResult['outcome'], number, number, number, number, number];
-type RedisWithHit = Redis & {
+type RedisWithHit = RedisConnection['client'] & {
   rateLimitHit(...args: (string | number)[]): Promise<RawResult>;
   rateLimitFlush(key: string, delta: number, floor: number, ttl: number): Promise<number>;
 };
@@ -42,16 +45,20 @@ function withDeadline<T>(promise: Promise<T>, ms: number, label: string): Promis
 }
 
 /**
- * Counters and bans in Redis, shared by every instance. Windows follow the instances'
- * clocks (keep them NTP-synchronised). Each subject's keys share one hash tag, so a hit
- * is one slot and one round trip, also on a Redis Cluster.
+ * Counters and bans in Redis (one node or a cluster, see redisUrl.ts), shared by every
+ * instance. Windows follow the instances' clocks (keep them NTP-synchronised). Each
+ * subject's keys share one hash tag and are all passed as KEYS, so a hit is one slot and
+ * one round trip, also on a Redis Cluster.
  *
  * A request never waits for Redis longer than `timeoutMs`. Past it (or on any error) a
  * breaker opens: every request is counted by this instance alone, starting from the last
  * counts Redis gave for that subject, while Redis is probed in the background. When it
  * answers again, what this instance admitted meanwhile is added to Redis's counters and
  * the breaker closes. While open, a quota can be exceeded at most by what the other
- * instances admit on their own in the same window.
+ * instances admit on their own in the same window. On a cluster the breaker is one for
+ * all masters: one master down opens it, and it closes when every master answers with
+ * cluster_state:ok (with cluster-require-full-coverage, Redis's default, the cluster then
+ * refuses every key anyway).
  */
 export function createRedisStore(
   url: string,
@@ -63,14 +70,8 @@ export function createRedisStore(
   const batch = opts.batch ?? 100;
   const reservations = new LRUCache<string, Reservation>({ max: 10_000 });
   const lastKnown = new LRUCache<string, WindowCounts>({ max: 50_000 });
-  const redis = new Redis(url, {
-    enableOfflineQueue: false, // fail at once while disconnected instead of queueing requests
-    commandTimeout: Math.max(1000, timeoutMs * 4), // frees commands stuck behind a hung server
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
-    // Hits of concurrent requests issued in the same tick go to Redis as one pipeline: one write, one read.
-    enableAutoPipelining: true,
-  }) as RedisWithHit;
+  const connection = connectRedis(url, { timeoutMs });
+  const redis = connection.client as RedisWithHit;
   redis.on('error', () => {}); // connection errors surface as failed hits, handled below
   redis.defineCommand('rateLimitHit', { numberOfKeys: 5, lua: script('hit.lua') });
   redis.defineCommand('rateLimitFlush', { numberOfKeys: 1, lua: script('flush.lua') });
@@ -78,6 +79,18 @@ export function createRedisStore(
   const outage = new Map<string, OutageStart>();
   let probe: NodeJS.Timeout | undefined;
   let closed = false;
+  // A cluster's per-master connections say nothing until used: check them all, so "shared" means they answer.
+  let watching = false;
+  const watch =
+    connection.kind === 'cluster'
+      ? setInterval(() => {
+          if (probe || watching || redis.status !== 'ready') return;
+          watching = true;
+          withDeadline(connection.check(), timeoutMs * 2, 'Redis Cluster check timed out')
+            .catch((err: Error) => openBreaker(err))
+            .finally(() => (watching = false));
+        }, WATCH_INTERVAL_MS).unref()
+      : undefined;
 
   const keyOf = (subject: string) => {
     const tagged = `${opts.prefix}{${subject}}`; // one hash tag per subject: one cluster slot
@@ -104,7 +117,7 @@ export function createRedisStore(
     if (probing) return;
     probing = true;
     try {
-      await withDeadline(redis.ping(), timeoutMs * 2, 'Redis probe timed out');
+      await withDeadline(connection.check(), timeoutMs * 2, 'Redis probe timed out');
       await withDeadline(flushOutage(), timeoutMs * 4, 'Redis flush timed out');
       clearInterval(probe);
       probe = undefined;
@@ -172,43 +185,57 @@ export function createRedisStore(
     return { outcome: 'allowed', minuteCount: r.minuteCount - r.left, dayCount: r.dayCount - r.left, now: Math.floor(clock() / 1000), banTtl: 0 };
   }
 
+  /** One round trip: the script counts (and reserves a batch) in Redis. */
+  async function hitInRedis(subject: string, quota: Quota, ban: BanPolicy): Promise<HitResult> {
+    const k = keyOf(subject);
+    const call = redis.rateLimitHit(k.minute, k.day, k.ban, k.refused, k.firstRefusal, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, clock(), ban.graceMs);
+    try {
+      const [outcome, minuteCount, dayCount, now, banTtl, granted] = await withDeadline(call, timeoutMs, `Redis did not answer within ${timeoutMs} ms`);
+      lastKnown.set(subject, { now, minuteCount, dayCount });
+      if (granted > 1) return reserve(subject, { outcome, minuteCount, dayCount, now, banTtl }, granted - 1);
+      return { outcome, minuteCount, dayCount, now, banTtl };
+    } catch (err) {
+      openBreaker(err as Error);
+      const local = hitLocally(subject, quota, ban);
+      // Answered late after all: Redis counted this request too, so the outage must not hand it back again.
+      call.then(([, , , , , granted]) => {
+        const start = outage.get(subject);
+        if (start && granted > 0) {
+          start.minuteCount += granted;
+          start.dayCount += granted;
+        }
+      }, () => {});
+      return local;
+    }
+  }
+
   return {
-    async hit(subject, quota, ban) {
+    hit(subject, quota, ban) {
       const reserved = reservations.get(subject);
       if (reserved && reserved.left > 0 && clock() < reserved.expiresAtMs) return useReservation(reserved);
-      if (probe || redis.status !== 'ready') {
+      if (probe || !connection.isReady()) {
         if (!probe) openBreaker(new Error(`connection ${redis.status}`));
         return hitLocally(subject, quota, ban);
       }
-      const k = keyOf(subject);
-      const call = redis.rateLimitHit(k.minute, k.day, k.ban, k.refused, k.firstRefusal, quota.perMinute, quota.perDay, ban.after, ban.seconds, batch, clock(), ban.graceMs);
-      try {
-        const [outcome, minuteCount, dayCount, now, banTtl, granted] = await withDeadline(call, timeoutMs, `Redis did not answer within ${timeoutMs} ms`);
-        lastKnown.set(subject, { now, minuteCount, dayCount });
-        if (granted > 1) return reserve(subject, { outcome, minuteCount, dayCount, now, banTtl }, granted - 1);
-        return { outcome, minuteCount, dayCount, now, banTtl };
-      } catch (err) {
-        openBreaker(err as Error);
-        const local = hitLocally(subject, quota, ban);
-        // Answered late after all: Redis counted this request too, so the outage must not hand it back again.
-        call.then(([, , , , , granted]) => {
-          const start = outage.get(subject);
-          if (start && granted > 0) {
-            start.minuteCount += granted;
-            start.dayCount += granted;
-          }
-        }, () => {});
-        return local;
-      }
+      return hitInRedis(subject, quota, ban);
     },
     async ready() {
-      if (redis.status === 'ready') return;
-      await withDeadline(new Promise<void>((resolve) => redis.once('ready', () => resolve())), 2000, 'Redis not reachable at start');
+      if (!connection.isReady()) {
+        const connected = new Promise<void>((resolve) => (redis as EventEmitter).once('ready', () => resolve()));
+        await withDeadline(connected, 2000, 'Redis not reachable at start');
+      }
+      if (connection.kind === 'node') return;
+      // Every master answers (and is connected before the first request), or the store starts degraded.
+      await withDeadline(connection.check(), 2000, 'Redis Cluster not answering at start').catch((err: Error) => {
+        openBreaker(err);
+        throw err;
+      });
     },
-    mode: () => (probe || redis.status !== 'ready' ? 'local-fallback' : 'shared'),
+    mode: () => (probe || !connection.isReady() ? 'local-fallback' : 'shared'),
     async close() {
       closed = true;
       clearInterval(probe);
+      clearInterval(watch);
       redis.disconnect();
     },
   };

@@ -29,8 +29,12 @@ export interface HitResult {
 }
 
 export interface RateLimitStore {
-  /** Counts a request of `subject` against both windows and the ban, atomically. */
-  hit(subject: string, quota: Quota, ban: BanPolicy): Promise<HitResult>;
+  /**
+   * Counts a request of `subject` against both windows and the ban, atomically. Answers
+   * at once when it can (in-process counters, a Redis reservation): most requests then
+   * cost no promise.
+   */
+  hit(subject: string, quota: Quota, ban: BanPolicy): HitResult | Promise<HitResult>;
   /** Resolves when the store can count (Redis connected), or rejects; the service may start without it. */
   ready(): Promise<void>;
   /** 'shared' when counters live in Redis, 'local' when in this process (by choice or as a fallback). */

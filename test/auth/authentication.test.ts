@@ -36,6 +36,16 @@ describe('bearer authentication', () => {
     expect(res.headers.get('www-authenticate')).toBe('Bearer realm="animal-store", error="invalid_token"');
   });
 
+  it('keeps the connection of a refused request that had no body (only an unread body closes it)', async () => {
+    // Answered at once, before Node's parser has marked the GET complete: the connection stays.
+    const get = await fetch(`${server.baseUrl}/v1/pets`);
+    await get.arrayBuffer();
+    expect([get.status, get.headers.get('connection')]).toEqual([401, 'keep-alive']);
+    const post = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' });
+    await post.arrayBuffer();
+    expect([post.status, post.headers.get('connection')]).toEqual([401, 'close']);
+  });
+
   it('treats another scheme as no credentials', async () => {
     const { response: res } = await server.api.GET('/pets', { headers: { authorization: `Basic ${unknownKey}` } });
     expect(res.status).toBe(401);

@@ -2,7 +2,10 @@ import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import type { TestProject } from 'vitest/node';
 import { createDatabase, dropDatabases } from '../../scripts/lib/databases.js';
+import { canStartHAProxy } from '../../scripts/lib/haproxy.js';
+import { findPgBouncer } from '../../scripts/lib/pgbouncer.js';
 import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from '../../scripts/lib/probes.js';
+import { canStartRedisCluster } from '../../scripts/lib/redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
 import { scratchDir } from '../../scripts/lib/scratchDir.js';
 
@@ -11,6 +14,12 @@ export interface Services {
   postgres: { url: string; up: boolean };
   redis: { url: string; up: boolean };
   redisServerBinary: boolean;
+  /** redis-server 7+ and redis-cli, for tests that start a Redis Cluster of their own (scripts/lib/redisCluster.ts). */
+  redisClusterTools: boolean;
+  /** The pgbouncer binary (Debian: /usr/sbin), for tests that put one of their own in front of Postgres. */
+  pgbouncerBinary: boolean;
+  /** The haproxy binary (Debian: /usr/sbin), for the load-balancer test (scripts/lib/haproxy.ts). */
+  haproxyBinary: boolean;
 }
 
 declare module 'vitest' {
@@ -27,12 +36,22 @@ const hasBinary = (name: string) => new Promise<boolean>((resolve) => execFile(n
 async function probeServices(): Promise<Services> {
   const postgresUrl = process.env.TEST_POSTGRES_URL || process.env.DATABASE_URL || LOCAL_POSTGRES_URL;
   const redisUrl = process.env.TEST_REDIS_URL || LOCAL_REDIS_URL;
-  const [postgresUp, redisUp, redisServerBinary] = await Promise.all([
+  const [postgresUp, redisUp, redisServerBinary, pgbouncer, redisClusterTools, haproxyBinary] = await Promise.all([
     postgresAnswers(postgresUrl),
     redisAnswers(redisUrl),
     hasBinary('redis-server'),
+    findPgBouncer(),
+    canStartRedisCluster(),
+    canStartHAProxy(),
   ]);
-  return { postgres: { url: postgresUrl, up: postgresUp }, redis: { url: redisUrl, up: redisUp }, redisServerBinary };
+  return {
+    postgres: { url: postgresUrl, up: postgresUp },
+    redis: { url: redisUrl, up: redisUp },
+    redisServerBinary,
+    redisClusterTools,
+    pgbouncerBinary: pgbouncer !== undefined,
+    haproxyBinary,
+  };
 }
 
 /** One line per missing service: the tests that cannot run without it, and how to enable them. */
@@ -52,6 +71,15 @@ function missing(services: Services): string[] {
   }
   if (!services.redisServerBinary) {
     lines.push('no redis-server on PATH, so test/ratelimit/redisOutage and test/faults/redisHang cannot run (they start, stop and kill a Redis of their own): install redis-server');
+  }
+  if (!services.redisClusterTools) {
+    lines.push('no redis-server 7+ with redis-cli, so test/ratelimit/redisCluster and test/faults/redisCluster cannot run (they start a Redis Cluster of their own): install redis-server');
+  }
+  if (!services.pgbouncerBinary) {
+    lines.push('no pgbouncer installed, so test/db/pgbouncer cannot run (it starts one of its own in transaction mode): apt-get install -y pgbouncer');
+  }
+  if (!services.haproxyBinary) {
+    lines.push('no haproxy installed, so test/faults/loadBalancer cannot run (it puts one of its own in front of three instances): apt-get install -y haproxy');
   }
   return lines;
 }

@@ -12,6 +12,12 @@ export const withoutPostgresServer = () => !inject('services').postgres.up;
 export const withoutRedis = () => !inject('services').redis.up;
 /** No redis-server binary on PATH, for tests that start (and kill) a Redis of their own. */
 export const withoutRedisServerBinary = () => !inject('services').redisServerBinary;
+/** No redis-server 7+ or redis-cli, for tests that start a Redis Cluster of their own. */
+export const withoutRedisCluster = () => !inject('services').redisClusterTools;
+/** No pgbouncer binary, for tests that start a PgBouncer of their own (they need a Postgres server too). */
+export const withoutPgBouncer = () => !inject('services').pgbouncerBinary;
+/** No haproxy binary, for tests that put one of their own in front of several instances. */
+export const withoutHAProxy = () => !inject('services').haproxyBinary;
 
 /** The admin URL of the Postgres server for tests that need one. */
 export const postgresServerUrl = () => inject('services').postgres.url;

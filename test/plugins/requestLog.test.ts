@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../scripts/lib/apiKeys.js';
-import { startServer } from '../../scripts/lib/processes.js';
+import { runScript, startServer } from '../../scripts/lib/processes.js';
+import { logCollector } from '../helpers/logCollector.js';
+import { startTestServer } from '../helpers/testServer.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 
 /** The server's own log output, as an operator would collect it from stdout. */
@@ -8,6 +10,7 @@ describe('request logs', () => {
   let db: TestDatabase;
   let lines: Array<Record<string, any>>;
   let key: string;
+  let keyId: number;
   const badKey = `as_${'B'.repeat(43)}`;
   const ids: string[] = [];
 
@@ -18,6 +21,9 @@ describe('request logs', () => {
     server.child.stdout!.on('data', (c: Buffer) => (stdout += c.toString())); // from the start: it waited in the pipe
     const base = server.baseUrl;
     key = await createKey(db.env, { plan: 'business' });
+    // The operator's view of the key: `npm run apikey -- list` prints its id first.
+    const listed = await runScript('scripts/apikey.ts', ['list'], db.env);
+    keyId = Number(listed.stdout.trim().split('\n').at(-1)!.split('\t')[0]);
     const requests: Array<[string, RequestInit]> = [
       ['/v1/pets', { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-ok' } }],
       ['/v1/pets', { headers: { authorization: `Bearer ${badKey}`, 'x-request-id': 'trace-bad-key' } }],
@@ -37,15 +43,22 @@ describe('request logs', () => {
   }, 60_000);
   afterAll(() => db.drop());
 
-  it('writes one line per request, with its id, method, URL, status and duration', () => {
+  it('writes one line per request: id, operation, status, duration, client, key id, plan and rate-limit outcome', () => {
     const requestLines = lines.filter((l) => l.msg === 'request');
-    expect(requestLines.map((l) => [l.reqId, l.statusCode])).toEqual([
-      ['trace-ok', 200],
-      ['trace-bad-key', 401],
-      [ids[2], 400],
-      [ids[3], 401],
+    const fields = ({ reqId, op, method, url, status, ip, plan, rateLimit }: Record<string, any>) => ({ reqId, op, method, url, status, ip, plan, rateLimit });
+    const anonymous = { ip: '127.0.0.1', plan: 'anonymous', rateLimit: 'allowed' };
+    const business = { ip: '127.0.0.1', plan: 'business', rateLimit: 'allowed' };
+    expect(requestLines.map(fields)).toEqual([
+      { reqId: 'trace-ok', op: 'listPets', method: 'GET', url: '/v1/pets', status: 200, ...business },
+      { reqId: 'trace-bad-key', op: 'listPets', method: 'GET', url: '/v1/pets', status: 401, ...anonymous },
+      { reqId: ids[2], op: 'createPet', method: 'POST', url: '/v1/pets', status: 400, ...business },
+      { reqId: ids[3], op: 'getPet', method: 'GET', url: '/v1/pets/1', status: 401, ...anonymous },
     ]);
-    for (const l of requestLines) expect(typeof l.ms).toBe('number');
+    // The key's id, never the key; none for the requests without a valid one.
+    expect(requestLines.map((l) => l.keyId)).toEqual([keyId, undefined, keyId, undefined]);
+    for (const l of requestLines) expect(l.ms).toBeGreaterThan(0);
+    // Debug fields only at debug level.
+    for (const l of requestLines) expect([l.limiter, l.db]).toEqual([undefined, undefined]);
   });
 
   it('never writes a key, valid or not, in any form', () => {
@@ -58,7 +71,29 @@ describe('request logs', () => {
   });
 
   it('puts the request id on every line written while serving a request', () => {
-    const duringRequests = lines.filter((l) => 'req' in l || 'res' in l || 'statusCode' in l || 'err' in l);
+    const duringRequests = lines.filter((l) => 'req' in l || 'res' in l || 'status' in l || 'err' in l);
     for (const l of duringRequests) expect(ids).toContain(l.reqId);
+  });
+});
+
+describe('request logs at debug level', () => {
+  it("add the limiter's decision and the request's database time", async () => {
+    const { stream, lines } = logCollector();
+    const server = await startTestServer({ LOG_LEVEL: 'debug' }, { logStream: stream });
+    try {
+      const key = await server.createKey('enterprise', { perMinute: 50, perDay: 500 });
+      expect((await server.request('/v1/pets?limit=2', { key })).status).toBe(200);
+      expect((await server.request('/v1/pets/1', { key })).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+    const requestLines = lines.filter((l) => l.msg === 'request');
+    expect(requestLines.map((l) => [l.op, l.limiter])).toEqual([
+      ['listPets', { remaining: 49, limit: 50, mode: 'local' }],
+      ['getPet', { remaining: 48, limit: 50, mode: 'local' }],
+    ]);
+    // The first request looks its key up, then lists; the second finds the key in the cache.
+    expect(requestLines.map((l) => (l.db as { queries: number }).queries)).toEqual([2, 1]);
+    for (const l of requestLines) expect((l.db as { ms: number }).ms).toBeGreaterThan(0);
   });
 });
