@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../helpers/clock.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  // A clock that stays inside one minute, so counted requests never straddle a window.
+  server = await startTestServer({}, { clock: manualClock().now });
 });
 afterAll(() => server?.close());
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../scripts/lib/apiKeys.js';
 import { runScript, startServer } from '../../scripts/lib/processes.js';
+import { manualClock } from '../helpers/clock.js';
 import { logCollector } from '../helpers/logCollector.js';
 import { startTestServer } from '../helpers/testServer.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
@@ -79,7 +80,7 @@ describe('request logs', () => {
 describe('request logs at debug level', () => {
   it("add the limiter's decision and the request's database time", async () => {
     const { stream, lines } = logCollector();
-    const server = await startTestServer({ LOG_LEVEL: 'debug' }, { logStream: stream });
+    const server = await startTestServer({ LOG_LEVEL: 'debug' }, { logStream: stream, clock: manualClock().now });
     try {
       const key = await server.createKey('enterprise', { perMinute: 50, perDay: 500 });
       expect((await server.request('/v1/pets?limit=2', { key })).status).toBe(200);
