@@ -87,13 +87,16 @@ async function main(): Promise<Report> {
     : undefined;
   const serviceChecked = await start('service (Postgres, RESPONSE_VALIDATION)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, RESPONSE_VALIDATION: 'true' }, '/readyz');
   const serviceNoMetrics = await start('service (Postgres, METRICS=false)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, METRICS: 'false' }, '/readyz');
+  // Traces on, sent to a sink standing for a collector (node:http answering 200 to everything, a process of its own).
+  const otlpSink = await start('OTLP sink (bare node:http)', 'scripts/bench/bareServer.ts', {}, '/');
+  const serviceTraced = await start('service (Postgres, OTLP traces)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.baseUrl }, '/readyz');
   const serviceOnePool = await start('service (Postgres, DB_POOL_MAX=1)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, DB_POOL_MAX: '1' }, '/readyz');
   const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
   const fastify = await start('bare Fastify + same SQL and pool', 'scripts/bench/baselineServer.ts', pgDb.env, '/pets/1');
   const bare = await start('bare node:http, constant array', 'scripts/bench/bareServer.ts', {}, '/');
   // As shipped, anonymous limits included: the flood of unknown keys meets them.
   const serviceDefaults = await start('service (default anonymous limits)', 'src/server.ts', { REDIS_PREFIX: serviceEnv.REDIS_PREFIX, ...pgDb.env }, '/readyz');
-  const targets: Target[] = [service, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults];
+  const targets: Target[] = [service, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceTraced, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults];
 
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
   const json = { 'content-type': 'application/json' };
@@ -113,6 +116,7 @@ async function main(): Promise<Report> {
   const lite = serviceArms(serviceEmbedded, embedded.key, 'service on PGlite');
   const checked = serviceArms(serviceChecked, pgDb.key, 'service+response validation');
   const noMetrics = serviceArms(serviceNoMetrics, pgDb.key, 'service without metrics');
+  const traced = serviceArms(serviceTraced, pgDb.key, 'service with traces');
   const onePool = serviceArms(serviceOnePool, pgDb.key, 'service with 1 connection');
   const base: Record<string, Arm> = {
     list20: { name: 'Fastify listPets limit=20', url: `${fastify.baseUrl}/pets?limit=20`, pid: fastify.pid },
@@ -128,7 +132,7 @@ async function main(): Promise<Report> {
   for (const connections of settings.concurrencies) {
     log(`Against the ceiling at ${connections} connections (interleaved rounds)…`);
     const at = (arm: Arm): Arm => ({ ...arm, name: `${arm.name} @${connections}` });
-    const arms = [svc.list20!, base.list20!, svc.get!, base.get!, svc.create!, base.create!, noMetrics.list20!, noMetrics.get!].map(at);
+    const arms = [svc.list20!, base.list20!, svc.get!, base.get!, svc.create!, base.create!, noMetrics.list20!, noMetrics.get!, traced.list20!].map(at);
     ceiling[connections] = await rounds(arms, settings.rounds, { seconds: settings.seconds, connections });
   }
   log('Scraping /metrics after the ceiling runs…');

@@ -22,6 +22,7 @@ import metricsPlugin from './metrics/plugin.js';
 import metricsRoutes from './metrics/routes.js';
 import { apiBasePath, loadDocument } from './openapi/document.js';
 import rateLimitStorePlugin from './ratelimit/storePlugin.js';
+import tracingPlugin from './tracing/plugin.js';
 
 export interface AppOptions {
   /** Time for everything that counts or caches; tests pass a clock they move. */
@@ -73,6 +74,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   const doc = loadDocument();
   const basePath = apiBasePath(doc);
 
+  await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(drainPlugin);

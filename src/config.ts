@@ -61,6 +61,11 @@ export interface Config {
   corsOrigins: string[];
   /** Validate every API response body against openapi.yaml; a mismatch becomes a logged 500. */
   responseValidation: boolean;
+  /**
+   * OpenTelemetry traces (a span per request, a child span per SQL statement) sent over OTLP/HTTP
+   * (JSON) to `endpoint`, the full traces URL; undefined (no OTLP endpoint set): off, nothing of OpenTelemetry loaded.
+   */
+  tracing: { endpoint: string; serviceName: string } | undefined;
   /** The longest a request waits for Redis before the limiter falls back to this instance's counters. */
   redisTimeoutMs: number;
   rateLimits: {
@@ -111,6 +116,11 @@ const schema = {
     CORS_ORIGINS: { type: 'string', pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$' },
     // On in the test suite; costs throughput, so off by default.
     RESPONSE_VALIDATION: { type: 'boolean', default: false },
+    // OpenTelemetry's own variables, with their standard meaning: traces go to <endpoint>/v1/traces,
+    // or exactly to the traces endpoint when that is set. Either one turns tracing on.
+    OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
+    OTEL_SERVICE_NAME: { type: 'string', minLength: 1, default: 'animal-store' },
     // Per-minute/per-day quotas, as "<per minute>/<per day>".
     RATE_LIMIT_FREE: { ...QUOTA, default: '60/1000' },
     RATE_LIMIT_PRO: { ...QUOTA, default: '300/10000' },
@@ -154,6 +164,9 @@ interface Env {
   DB_LOCK_TIMEOUT_MS: number;
   REDIS_TIMEOUT_MS: number;
   RESPONSE_VALIDATION: boolean;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  OTEL_SERVICE_NAME: string;
   CORS_ORIGINS?: string;
   RATE_LIMIT_FREE: string;
   RATE_LIMIT_PRO: string;
@@ -172,6 +185,13 @@ function quota(text: string): Quota {
 
 function trustProxy(text: string): boolean | string {
   return text === 'true' || text === 'false' ? text === 'true' : text;
+}
+
+/** The OTLP traces URL by the spec's rule: the signal's own endpoint as is, else the base endpoint plus `v1/traces`. */
+function tracesEndpoint(e: Env): string | undefined {
+  if (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return base && `${base}${base.endsWith('/') ? '' : '/'}v1/traces`;
 }
 
 /** Reads and validates the configuration; throws with a message naming the bad variable. */
@@ -194,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS.');
   }
   const proxied = trustProxy(e.TRUST_PROXY) !== false;
+  const traces = tracesEndpoint(e);
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -221,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     db: { statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS, lockTimeoutMs: e.DB_LOCK_TIMEOUT_MS },
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
     responseValidation: e.RESPONSE_VALIDATION,
+    tracing: traces ? { endpoint: traces, serviceName: e.OTEL_SERVICE_NAME } : undefined,
     corsOrigins: e.CORS_ORIGINS?.split(',') ?? [],
     rateLimits: {
       plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },

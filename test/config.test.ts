@@ -40,6 +40,15 @@ describe('configuration', () => {
     expect(c.trustProxy).toBe('10.0.0.0/8');
   });
 
+  it('turns tracing on with an OTLP endpoint, by OpenTelemetry\'s rules', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({ endpoint: 'http://collector:4318/v1/traces', serviceName: 'animal-store' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/otlp/' }).tracing?.endpoint).toBe('http://collector:4318/otlp/v1/traces');
+    // The traces endpoint is taken as it is, and wins.
+    const c = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/traces', OTEL_SERVICE_NAME: 'pets-eu' });
+    expect(c.tracing).toEqual({ endpoint: 'https://b/traces', serviceName: 'pets-eu' });
+  });
+
   it.each([
     [{ PORT: 'eighty' }, /PORT/],
     [{ PORT: '70000' }, /PORT/],
@@ -53,6 +62,7 @@ describe('configuration', () => {
     [{ DB_LOCK_TIMEOUT_MS: '5000' }, /DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS/],
     [{ HEADERS_TIMEOUT_SECONDS: '20' }, /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/],
     [{ SHUTDOWN_DRAIN_SECONDS: '-1' }, /SHUTDOWN_DRAIN_SECONDS/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
   ])('rejects %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
   });

@@ -42,7 +42,6 @@ try {
     ...Object.fromEntries(values.set!.map((pair) => pair.split(/=(.*)/s).slice(0, 2))),
   };
   const bare = values.target === 'fastify';
-  const spawnedAt = Date.now();
   const t = bare
     ? await startTarget('fastify', 'scripts/bench/baselineServer.ts', db.env, '/pets/1', ['--cpu-prof', `--cpu-prof-dir=${outDir}`])
     : await startTarget('service', 'src/server.ts', env, '/readyz', ['--cpu-prof', `--cpu-prof-dir=${outDir}`]);
@@ -63,7 +62,7 @@ try {
   const arm = arms[values.arm!];
   if (!arm) throw new Error(`--arm must be one of ${Object.keys(arms).join(', ')}`);
   await measure(arm, { seconds: 2, connections });
-  const measuredFrom = Date.now() - spawnedAt;
+  const measuredFrom = Date.now() - t.spawnedAt;
   const m = await measure(arm, { seconds, connections });
   const { requests } = m;
   await t.stop();

@@ -69,6 +69,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
     check(`createPet at ${c} connections: service / bare Fastify`, C, at('service createPet'), at('Fastify createPet'), 'rps', judged ? atLeast(0.85) : undefined);
     check(`listPets limit=20 at ${c} connections: metrics on / off`, C, at('service listPets limit=20'), at('service without metrics listPets limit=20'), 'rps', judged ? atLeast(0.97) : undefined);
     check(`getPet at ${c} connections: metrics on / off`, C, at('service getPet'), at('service without metrics getPet'), 'rps');
+    check(`listPets limit=20 at ${c} connections: traces on (OTLP to a sink) / off`, C, at('service with traces listPets limit=20'), at('service listPets limit=20'), 'rps');
   }
   const T = r.throughput;
   check('listPets limit=100: service / bare Fastify', T, 'service listPets limit=100', 'Fastify listPets limit=100', 'rps');
@@ -124,6 +125,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out(`- **Versions**: Node ${r.versions.node}, PostgreSQL ${r.versions.postgres} (local, TCP), PGlite (Postgres ${r.versions.pglite}, WASM)`);
   out(`- **Load**: autocannon, no pipelining, on the same machine as the servers: the load generator, Postgres, Redis and the server under test share the ${cpu.length} cores, so a ratio is the service's cost on a machine where everything competes, and the CPU columns (the server process's own CPU time per request) show the service's cost alone`);
   out(`- **Against the ceiling**: at ${r.settings.concurrencies.join(', ')} connections, ${r.settings.rounds} interleaved rounds of ${r.settings.seconds} s per arm (order rotated each round) after a ${r.settings.warmupSeconds} s warm-up; the other throughput arms at ${r.settings.connections} connections, ${Math.min(r.settings.rounds, 3)} rounds; latency: ${r.settings.latencyRounds} rounds of ${r.settings.latencySeconds} s at a fixed ${r.latencyRate} req/s (60% of the slowest arm's maximum)`);
+  out('- **Servers**: each in a process of its own, compiled (`node dist/…` after `npm run build`, as `npm start` runs the service), with `NODE_ENV=production`; the service at its default log level (info: a line per request, to /dev/null here)');
   out(`- **Data**: ${r.pets.toLocaleString('en')} pets for the throughput arms; ${r.scale.pets.toLocaleString('en')} pets for the scale arms (seeded with generate_series in ${fmt(r.scale.seedSeconds, 1)} s)`);
   out(`- Run time ${fmt(r.durationSeconds, 0)} s. An arm with any unexpected status, error or timeout is invalid and gives no result.`);
   out();
@@ -138,7 +140,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out();
   out('## Against the ceiling');
   out();
-  out('Bare Fastify running the same SQL through the same pool (the ceiling), the service as shipped, and the service with `METRICS=false`.');
+  out('Bare Fastify running the same SQL through the same pool (the ceiling), the service as shipped, the service with `METRICS=false`, and listPets with traces on.');
   out();
   for (const c of r.settings.concurrencies) {
     out(`### ${c} connections`);
@@ -212,13 +214,14 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out();
   out('## What the arms are');
   out();
-  out('- **service**: `src/server.ts` as shipped (default settings: pool of 10, log level info), on Postgres, with an enterprise key whose quota is never reached, so every request is authenticated (from the key cache), counted by the limiter, validated and serialized from the schema.');
+  out('- **service**: `src/server.ts` (run as `dist/src/server.js`) as shipped (default settings: pool of 10, log level info), on Postgres, with an enterprise key whose quota is never reached, so every request is authenticated (from the key cache), counted by the limiter, validated and serialized from the schema.');
   out('- **service+Redis**: the same with `REDIS_URL`: the limiter script runs in Redis; a key this far from its limits reserves up to 100 requests per round trip (`RATE_LIMIT_REDIS_BATCH`).');
   out('- **service+Redis batch 1**: the same with `RATE_LIMIT_REDIS_BATCH=1`: a Redis round trip for every request, as before batching.');
   out('- **service 2 workers**: `WORKERS=2` (node:cluster, one port), each with a pool of 5 and the Redis limiter, so the quota holds across workers; on this 2-core machine they share the cores with Postgres, Redis and autocannon.');
   out('- **service on PGlite**: the same on the embedded database (no `DATABASE_URL`).');
   out('- **service with 1 connection**: on Postgres with `DB_POOL_MAX=1`, the one connection the embedded store allows: what of PGlite\'s cost is the single connection rather than WASM.');
   out('- **service without metrics**: `METRICS=false`: no /metrics, no per-request counting, no query timing.');
+  out('- **service with traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` set: a span per request and per SQL statement (here 2: the key is cached), batched and sent as OTLP/HTTP JSON to a sink, `scripts/bench/bareServer.ts` in a process of its own answering 200 to everything.');
   out('- **Fastify**: `scripts/bench/baselineServer.ts`, the ceiling: bare Fastify running the service repository\'s SQL through the same pool settings, with no authentication, rate limits, validation or response schema.');
   out('- **node:http**: `scripts/bench/bareServer.ts`, the floor of HTTP on Node: a constant 20-pet array.');
   out();

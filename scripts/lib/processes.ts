@@ -34,11 +34,13 @@ export function runScript(script: string, args: string[], env: Record<string, st
 }
 
 /**
- * Starts a TypeScript entry point of this repo through tsx, without waiting for anything.
+ * Starts an entry point of this repo without waiting for anything: a TypeScript file through
+ * tsx, or a compiled `.js` file (dist/…, as `npm start` runs it) with plain node.
  * `detached`: the child leads a process group of its own, so a test can signal it with its workers (`-pid`).
  */
 function spawnScript(script: string, env: Record<string, string>, stdio: StdioOptions = 'pipe', detached = false, nodeArgs: string[] = []): ChildProcess {
-  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], { cwd: projectRoot, env: childEnv(env), stdio, detached });
+  const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
+  return spawn(process.execPath, [...nodeArgs, ...loader, script], { cwd: projectRoot, env: childEnv(env), stdio, detached });
 }
 
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;

@@ -24,12 +24,15 @@ export default fp(
       pooling: opts.config.databasePooling,
       onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
     });
-    const { metrics } = app;
-    // Timed for the metrics, and for debug log lines (added to the timings of the request that sent it).
-    if (metrics || timesRequests(app.log.level)) {
-      timeQueries(database.pool, () => {
+    const { metrics, traceQuery } = app;
+    // Timed for the metrics, for debug log lines (added to the timings of the request that sent it),
+    // and traced (a span under the request's) when tracing is on.
+    if (metrics || traceQuery || timesRequests(app.log.level)) {
+      timeQueries(database.pool, (sql, connection) => {
         const timings = currentRequestTimings();
-        return (ms, failed) => {
+        const span = traceQuery?.(sql, connection);
+        return (ms, failed, error) => {
+          span?.(ms, failed, error);
           metrics?.queryDuration.observe({ outcome: failed ? 'error' : 'ok' }, ms / 1000);
           if (!timings) return;
           timings.queries += 1;
@@ -40,5 +43,5 @@ export default fp(
     app.decorate('database', database);
     app.addHook('onClose', () => database.close());
   },
-  { name: 'database', dependencies: ['metrics'] },
+  { name: 'database', dependencies: ['metrics', 'tracing'] },
 );

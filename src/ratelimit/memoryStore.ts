@@ -19,64 +19,105 @@ export interface MemoryStore extends RateLimitStore {
 }
 
 /**
+ * Everything counted for one subject, in one record: a hit is one lookup and no new
+ * strings. Each count belongs to the window its index names; a count of an earlier
+ * window reads as 0, so nothing needs to expire.
+ */
+interface Subject {
+  minute: number;
+  minuteCount: number;
+  day: number;
+  dayCount: number;
+  /** The minute of the refusals below. */
+  refusalMinute: number;
+  /** Refusals after the grace, toward a ban. */
+  refused: number;
+  /** Unix ms of the minute's first refusal (0: none yet). */
+  firstRefusalMs: number;
+  /** Unix seconds at which a ban ends (0: none). */
+  bannedUntil: number;
+}
+
+const newSubject = (): Subject => ({ minute: 0, minuteCount: 0, day: 0, dayCount: 0, refusalMinute: 0, refused: 0, firstRefusalMs: 0, bannedUntil: 0 });
+
+/** Moves a record to the windows containing `now`, dropping counts of windows that ended. */
+function roll(s: Subject, now: number): void {
+  const minute = Math.floor(now / MINUTE);
+  const day = Math.floor(now / DAY);
+  if (s.minute !== minute) {
+    s.minute = minute;
+    s.minuteCount = 0;
+  }
+  if (s.day !== day) {
+    s.day = day;
+    s.dayCount = 0;
+  }
+  if (s.refusalMinute !== minute) {
+    s.refusalMinute = minute;
+    s.refused = 0;
+    s.firstRefusalMs = 0;
+  }
+}
+
+/**
  * Counters in this process: exact for one instance. The same algorithm as the Redis
- * script, so a fallback from Redis keeps the same behaviour per instance.
+ * script (hit.lua), so a fallback from Redis keeps the same behaviour per instance.
  */
 export function createMemoryStore(opts: { maxSubjects?: number; clock?: Clock } = {}): MemoryStore {
   const clock = opts.clock ?? systemClock;
-  // Each value expires with its window, so memory stays bounded by the number of active subjects.
-  const counters = new LRUCache<string, number>({ max: (opts.maxSubjects ?? 50_000) * 5, ttlAutopurge: false });
-  const bans = new LRUCache<string, number>({ max: opts.maxSubjects ?? 50_000 });
-  const keys = (subject: string, now: number) => ({
-    minute: `${subject}:m:${Math.floor(now / MINUTE)}`,
-    day: `${subject}:d:${Math.floor(now / DAY)}`,
-    refused: `${subject}:r:${Math.floor(now / MINUTE)}`,
-    firstRefusal: `${subject}:f:${Math.floor(now / MINUTE)}`,
-  });
+  // Bounded by the number of recently active subjects; the least recent is forgotten first.
+  const subjects = new LRUCache<string, Subject>({ max: opts.maxSubjects ?? 50_000 });
 
-  function incr(key: string, ttlSeconds: number): number {
-    const n = (counters.get(key) ?? 0) + 1;
-    counters.set(key, n, { ttl: ttlSeconds * 1000 });
-    return n;
+  function record(subject: string, now: number): Subject {
+    let s = subjects.get(subject);
+    if (!s) {
+      s = newSubject();
+      subjects.set(subject, s);
+    }
+    roll(s, now);
+    return s;
   }
 
   function peek(subject: string): WindowCounts {
     const now = Math.floor(clock() / 1000);
-    const k = keys(subject, now);
-    return { now, minuteCount: counters.get(k.minute) ?? 0, dayCount: counters.get(k.day) ?? 0 };
+    const s = subjects.peek(subject);
+    if (!s) return { now, minuteCount: 0, dayCount: 0 };
+    roll(s, now);
+    return { now, minuteCount: s.minuteCount, dayCount: s.dayCount };
   }
 
   function hitSync(subject: string, quota: Quota, ban: BanPolicy): HitResult {
     const nowMs = clock();
     const now = Math.floor(nowMs / 1000);
-    const k = keys(subject, now);
-    let minuteCount = counters.get(k.minute) ?? 0;
-    let dayCount = counters.get(k.day) ?? 0;
-    const bannedUntil = bans.get(subject) ?? 0;
-    if (bannedUntil > now) return { outcome: 'banned', minuteCount, dayCount, now, banTtl: bannedUntil - now };
-    if (minuteCount < quota.perMinute && dayCount < quota.perDay) {
-      minuteCount = incr(k.minute, 2 * MINUTE);
-      dayCount = incr(k.day, 2 * DAY);
-      return { outcome: 'allowed', minuteCount, dayCount, now, banTtl: 0 };
+    const s = record(subject, now);
+    if (s.bannedUntil > now) return { outcome: 'banned', minuteCount: s.minuteCount, dayCount: s.dayCount, now, banTtl: s.bannedUntil - now };
+    if (s.minuteCount < quota.perMinute && s.dayCount < quota.perDay) {
+      s.minuteCount += 1;
+      s.dayCount += 1;
+      return { outcome: 'allowed', minuteCount: s.minuteCount, dayCount: s.dayCount, now, banTtl: 0 };
     }
-    const first = counters.get(k.firstRefusal);
-    if (first === undefined) counters.set(k.firstRefusal, nowMs, { ttl: 2 * MINUTE * 1000 });
-    if (first === undefined || nowMs - first < ban.graceMs) return { outcome: 'limited', minuteCount, dayCount, now, banTtl: 0 };
-    const rejected = incr(k.refused, 2 * MINUTE);
-    if (rejected > ban.after) {
-      bans.set(subject, now + ban.seconds);
-      return { outcome: 'ban-started', minuteCount, dayCount, now, banTtl: ban.seconds };
+    // Refused requests are not counted against the quotas, only toward a ban, from the grace on.
+    const limited: HitResult = { outcome: 'limited', minuteCount: s.minuteCount, dayCount: s.dayCount, now, banTtl: 0 };
+    if (s.firstRefusalMs === 0) {
+      s.firstRefusalMs = nowMs;
+      return limited;
     }
-    return { outcome: 'limited', minuteCount, dayCount, now, banTtl: 0 };
+    if (nowMs - s.firstRefusalMs < ban.graceMs) return limited;
+    s.refused += 1;
+    if (s.refused > ban.after) {
+      s.bannedUntil = now + ban.seconds;
+      return { ...limited, outcome: 'ban-started', banTtl: ban.seconds };
+    }
+    return limited;
   }
 
   return {
     hitSync,
     peek,
     seed(subject, counts) {
-      const k = keys(subject, counts.now);
-      counters.set(k.minute, counts.minuteCount, { ttl: 2 * MINUTE * 1000 });
-      counters.set(k.day, counts.dayCount, { ttl: 2 * DAY * 1000 });
+      const s = record(subject, counts.now);
+      s.minuteCount = counts.minuteCount;
+      s.dayCount = counts.dayCount;
     },
     hit: hitSync,
     ready: async () => {},
