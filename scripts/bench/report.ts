@@ -162,7 +162,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   if (profiles) {
     out('## Profile: where the time goes');
     out();
-    out('`npm run bench:profile -- --connections <n> --json bench/profiles/after-list20-c<n>.json` (the service under `node --cpu-prof` for 10 s of load, start-up and warm-up left out); the "before" files come from the commit named, profiled the same way. `writev` is the kernel\'s socket writes (the response, the queries), `(garbage collector)` the main thread\'s share of GC.');
+    out('`npm run bench:profile -- --connections <n> --json bench/profiles/after-list20-c<n>.json` (the service under `node --cpu-prof` for 10 s of load, start-up and warm-up left out); the "before" files come from the commit named, profiled the same way. The before and after files were profiled through tsx on an earlier machine; the tables against the ceiling were profiled compiled, on this run\'s machine: compare a before with its after, not across tables. `writev` is the kernel\'s socket writes (the response, the queries), `(garbage collector)` the main thread\'s share of GC.');
     out();
     out(profiles);
   }
