@@ -22,7 +22,11 @@ export default fp(
       embeddedMode: 'serve',
       serverTimeouts: opts.config.db,
       pooling: opts.config.databasePooling,
-      onIdleError: (err) => app.log.warn({ err }, 'idle database connection lost'),
+      onIdleError: (err) => {
+        // pg-pool attaches the whole client (connection parameters included) to the error: not log material.
+        delete (err as Error & { client?: unknown }).client;
+        app.log.warn({ err }, 'idle database connection lost');
+      },
     });
     const { metrics, traceQuery } = app;
     // Timed for the metrics, for debug log lines (added to the timings of the request that sent it),

@@ -32,6 +32,25 @@ describe.skipIf(withoutPostgresServer())('what an operator reads', () => {
     expect(logs.lines.filter((l) => l.msg === 'client closed the connection')).toHaveLength(1);
   });
 
+  it('logs an idle connection killed by the server as one short line, without the connection\'s client or its parameters', async () => {
+    // An idle pooled connection exists after any query.
+    expect((await server.request('/v1/pets?limit=1')).status).toBe(200);
+    const before = logs.lines.length;
+    const killed = await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
+    expect(killed.rowCount).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 300));
+    const lost = logs.lines.slice(before).filter((l) => l.msg === 'idle database connection lost');
+    expect(lost.length).toBeGreaterThan(0);
+    for (const line of lost) {
+      const err = line.err as { code?: string; client?: unknown };
+      expect(err.code).toBe('57P01'); // admin_shutdown: what Postgres says
+      expect(err.client).toBeUndefined();
+      expect(JSON.stringify(line)).not.toMatch(/connectionParameters|secretKey|processID/);
+    }
+    // The pool replaces what it lost: the next request is answered.
+    expect((await server.request('/v1/pets?limit=1')).status).toBe(200);
+  });
+
   it('writes one outage line for a burst of failures, not one per request', async () => {
     await db.admin.query(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
     await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db.name]);
