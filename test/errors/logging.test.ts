@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../scripts/lib/poll.js';
 import { withoutPostgresServer } from '../helpers/services.js';
 import { logCollector } from '../helpers/logCollector.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
@@ -38,9 +39,10 @@ describe.skipIf(withoutPostgresServer())('what an operator reads', () => {
     const before = logs.lines.length;
     const killed = await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
     expect(killed.rowCount).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 300));
-    const lost = logs.lines.slice(before).filter((l) => l.msg === 'idle database connection lost');
-    expect(lost.length).toBeGreaterThan(0);
+    const lostLines = () => logs.lines.slice(before).filter((l) => l.msg === 'idle database connection lost');
+    // One line per killed connection, as each one's socket learns of it.
+    expect(await waitFor(() => lostLines().length === killed.rowCount, 5000, 20)).toBe(true);
+    const lost = lostLines();
     for (const line of lost) {
       const err = line.err as { code?: string; client?: unknown };
       expect(err.code).toBe('57P01'); // admin_shutdown: what Postgres says
