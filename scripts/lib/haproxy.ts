@@ -7,7 +7,7 @@ import { haproxyConfig, type BackendServer, type HealthChecks } from './haproxyC
 import { backendStats, type BackendStats, type ServerState } from './haproxyRuntime.js';
 import { waitFor } from './poll.js';
 import { canConnect, freePort } from './ports.js';
-import { stop } from './processes.js';
+import { awaitDaemon, stop } from './processes.js';
 import { scratchDir } from './scratchDir.js';
 
 export type { BackendServer, HealthChecks } from './haproxyConfig.js';
@@ -72,17 +72,12 @@ export async function startHAProxy({ servers, port, checks: given = {} }: HAProx
   };
 
   const stats = () => backendStats(socket, BACKEND);
-  const up = await waitFor(async () => {
-    if (exited()) throw new Error(`haproxy exited with ${child.exitCode ?? child.signalCode}:\n${log}`);
-    return (await canConnect(frontendPort)) && (await stats().then(() => true, () => false));
-  }, 15_000).catch(async (err: Error) => {
-    await cleanUp();
-    throw err;
+  await awaitDaemon('haproxy', child, {
+    answers: async () => (await canConnect(frontendPort)) && (await stats().then(() => true, () => false)),
+    log: () => log,
+    cleanUp,
+    waitingFor: `listen on port ${frontendPort}`,
   });
-  if (!up) {
-    await cleanUp();
-    throw new Error(`haproxy did not listen on port ${frontendPort} within 15 s:\n${log}`);
-  }
 
   const states = async () => Object.fromEntries((await stats()).servers.map((s) => [s.name, s.state]));
   return {

@@ -2,10 +2,9 @@ import { spawn } from 'node:child_process';
 import { chmod, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findBinary } from './binaries.js';
-import { waitFor } from './poll.js';
 import { freePort } from './ports.js';
 import { postgresAnswers } from './probes.js';
-import { stop } from './processes.js';
+import { awaitDaemon, stop } from './processes.js';
 import { scratchDir } from './scratchDir.js';
 
 export interface PgBouncer {
@@ -59,22 +58,11 @@ export async function startPgBouncer(upstreamUrl: string, { poolSize = 4 }: { po
   const child = spawn(binary, [...(asRoot ? ['-u', 'nobody'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
   const url = `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${encodeURIComponent(dbname)}`;
   const cleanUp = async () => {
     await stop(child, { graceMs: 5000 });
     await rm(dir, { recursive: true, force: true });
   };
-  const up = await waitFor(async () => {
-    if (exited()) throw new Error(`pgbouncer exited with ${child.exitCode ?? child.signalCode}:\n${log}`);
-    return postgresAnswers(url, 1000);
-  }, 15_000).catch(async (err: Error) => {
-    await cleanUp();
-    throw err;
-  });
-  if (!up) {
-    await cleanUp();
-    throw new Error(`pgbouncer did not answer on port ${port} within 15 s:\n${log}`);
-  }
+  await awaitDaemon('pgbouncer', child, { answers: () => postgresAnswers(url, 1000), log: () => log, cleanUp, waitingFor: `answer on port ${port}` });
   return { url, poolSize, stop: cleanUp };
 }

@@ -45,6 +45,29 @@ function spawnScript(script: string, env: Record<string, string>, stdio: StdioOp
 
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
+/**
+ * Waits until a daemon the caller spawned answers `answers()`. If it exits first or does not
+ * answer within `timeoutMs`, runs `cleanUp` and throws with the daemon's log (`log()`).
+ */
+export async function awaitDaemon(
+  name: string,
+  child: ChildProcess,
+  opts: { answers: () => Promise<boolean>; log: () => string; cleanUp: () => Promise<void>; waitingFor: string; timeoutMs?: number },
+): Promise<void> {
+  const { answers, log, cleanUp, waitingFor, timeoutMs = 15_000 } = opts;
+  const up = await waitFor(async () => {
+    if (!running(child)) throw new Error(`${name} exited with ${child.exitCode ?? child.signalCode}:\n${log()}`);
+    return answers();
+  }, timeoutMs).catch(async (err: Error) => {
+    await cleanUp();
+    throw err;
+  });
+  if (!up) {
+    await cleanUp();
+    throw new Error(`${name} did not ${waitingFor} within ${timeoutMs / 1000} s:\n${log()}`);
+  }
+}
+
 /** Resolves with the exit code of `child` (null when a signal ended it) once it has exited. */
 function exited(child: ChildProcess): Promise<number | null> {
   if (!running(child)) return Promise.resolve(child.exitCode);
