@@ -42,13 +42,18 @@ async function cleanup() {
 }
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
 
-/** Runs every arm once per round, in a rotating order; the median of the rounds is the result. */
-async function rounds(arms: Arm[], rounds: number, opts: { seconds: number; rate?: number; connections?: number }) {
+/**
+ * Runs every arm once per round; the median of the rounds is the result. The order rotates
+ * each round, or with `pairs`, alternates forwards and backwards (A B, then B A), so that
+ * the arms a ratio compares, listed next to each other, always run one after the other.
+ */
+async function rounds(arms: Arm[], rounds: number, opts: { seconds: number; rate?: number; connections?: number; pairs?: boolean }) {
   const connections = opts.connections ?? settings.connections;
   const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
   for (const arm of arms) await measure(arm, { seconds: settings.warmupSeconds, connections });
   for (let r = 0; r < rounds; r++) {
-    for (const arm of rotate(arms, r)) {
+    const order = !opts.pairs ? rotate(arms, r) : r % 2 === 0 ? arms : [...arms].reverse();
+    for (const arm of order) {
       const m = await measure(arm, { seconds: opts.seconds, connections, rate: opts.rate });
       results.get(arm.name)!.push(m);
       log(`  round ${r + 1}/${rounds} ${arm.name.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
@@ -132,8 +137,9 @@ async function main(): Promise<Report> {
   for (const connections of settings.concurrencies) {
     log(`Against the ceiling at ${connections} connections (interleaved rounds)…`);
     const at = (arm: Arm): Arm => ({ ...arm, name: `${arm.name} @${connections}` });
-    const arms = [svc.list20!, base.list20!, svc.get!, base.get!, svc.create!, base.create!, noMetrics.list20!, noMetrics.get!, traced.list20!].map(at);
-    ceiling[connections] = await rounds(arms, settings.rounds, { seconds: settings.seconds, connections });
+    // Each service arm next to what it is compared with: the ceiling on one side, the same service without metrics on the other.
+    const arms = [traced.list20!, base.list20!, svc.list20!, noMetrics.list20!, base.get!, svc.get!, noMetrics.get!, svc.create!, base.create!].map(at);
+    ceiling[connections] = await rounds(arms, settings.rounds, { seconds: settings.seconds, connections, pairs: true });
   }
   log('Scraping /metrics after the ceiling runs…');
   const metricsExcerpt = await scrapeMetrics(service.baseUrl);

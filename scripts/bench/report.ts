@@ -38,20 +38,20 @@ const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) :
 const invalidOf = (ms: Measurement[] | undefined) => ms?.find((m) => m.invalid)?.invalid;
 
 /** The median of per-round ratios a/b: paired rounds cancel the drift of a shared, noisy machine. */
-function pairedRatio(results: Results, a: string, b: string, field: 'rps' | 'p50' | 'p99'): Omit<Check, 'what' | 'target' | 'met'> & { invalid?: string } {
+function pairedRatio(results: Results, a: string, b: string, field: 'rps' | 'p50' | 'p99' | 'cpuMicros'): Omit<Check, 'what' | 'target' | 'met'> & { invalid?: string } {
   const ra = results.get(a);
   const rb = results.get(b);
   if (!ra || !rb) return { ratio: undefined, range: 'not run' };
   const invalid = invalidOf(ra) ?? invalidOf(rb);
   if (invalid) return { ratio: undefined, range: `invalid: ${invalid}`, invalid };
-  const ratios = ra.map((m, i) => m[field] / rb[i]![field]);
+  const ratios = ra.map((m, i) => (m[field] ?? NaN) / (rb[i]![field] ?? NaN));
   return { ratio: median(ratios), range: `${fmt(Math.min(...ratios))}–${fmt(Math.max(...ratios))}` };
 }
 
 export function renderReport(r: Report): { markdown: string; failures: string[] } {
   const failures: string[] = [];
   const checks: Check[] = [];
-  const check = (what: string, results: Results, a: string, b: string, field: 'rps' | 'p50' | 'p99', target?: [string, (x: number) => boolean]) => {
+  const check = (what: string, results: Results, a: string, b: string, field: 'rps' | 'p50' | 'p99' | 'cpuMicros', target?: [string, (x: number) => boolean]) => {
     const p = pairedRatio(results, a, b, field);
     const met = target && p.ratio !== undefined ? target[1](p.ratio) : undefined;
     if (p.invalid) failures.push(`invalid: ${what}: ${p.invalid}`);
@@ -69,6 +69,9 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
     check(`createPet at ${c} connections: service / bare Fastify`, C, at('service createPet'), at('Fastify createPet'), 'rps', judged ? atLeast(0.85) : undefined);
     check(`listPets limit=20 at ${c} connections: metrics on / off`, C, at('service listPets limit=20'), at('service without metrics listPets limit=20'), 'rps', judged ? atLeast(0.97) : undefined);
     check(`getPet at ${c} connections: metrics on / off`, C, at('service getPet'), at('service without metrics getPet'), 'rps');
+    // The cost itself: what recording metrics adds to the server's CPU per request (off / on: 0.97 is 3%).
+    check(`listPets limit=20 at ${c} connections: server CPU per request, metrics off / on`, C, at('service without metrics listPets limit=20'), at('service listPets limit=20'), 'cpuMicros');
+    check(`getPet at ${c} connections: server CPU per request, metrics off / on`, C, at('service without metrics getPet'), at('service getPet'), 'cpuMicros');
     check(`listPets limit=20 at ${c} connections: traces on (OTLP to a sink) / off`, C, at('service with traces listPets limit=20'), at('service listPets limit=20'), 'rps');
   }
   const T = r.throughput;
@@ -131,7 +134,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out();
   out('## Ratios (same run)');
   out();
-  out('Each ratio is the median of the per-round ratios (the two arms of a round ran minutes apart at most); the range is the lowest and highest round.');
+  out('Each ratio is the median of the per-round ratios; the range is the lowest and highest round. In the ceiling comparisons the two arms of a ratio run one after the other (or two apart), in the order A B one round and B A the next, so that the machine\'s drift falls on both; elsewhere the order rotates and the two arms of a round ran minutes apart at most. "server CPU" rows compare the server process\'s own CPU time per request (user + system, from /proc), which the load generator and Postgres do not share.');
   out();
   out('| comparison | ratio | rounds | target | met |');
   out('|---|---:|---|---|---|');

@@ -1,10 +1,12 @@
 import pino, { type LoggerOptions } from 'pino';
 import type { Config } from '../config.js';
+import { batchedLines } from './batchedLines.js';
 
 /**
- * Lines are written to stdout in batches of this many bytes, or after FLUSH_MS at most:
- * a write per line cost 2–8 µs of a request's CPU (BENCHMARKS.md's profiles). pino flushes
- * what is left on exit (a crash included); only a SIGKILL loses the last FLUSH_MS of lines.
+ * Lines are written to stdout in batches of about this many characters, or after FLUSH_MS
+ * at most: a write per line cost 2–8 µs of a request's CPU (BENCHMARKS.md's profiles).
+ * What is left is written on exit (a crash included); only a SIGKILL loses the last
+ * FLUSH_MS of lines.
  */
 const BUFFER_BYTES = 4096;
 const FLUSH_MS = 250;
@@ -24,5 +26,5 @@ export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>, st
   if (config.logFormat === 'pretty') {
     return { ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } };
   }
-  return { ...options, stream: pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, periodicFlush: FLUSH_MS }) };
+  return { ...options, stream: batchedLines(pino.destination({ dest: 1, sync: false }), { bytes: BUFFER_BYTES, flushMs: FLUSH_MS }) };
 }
