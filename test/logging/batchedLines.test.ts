@@ -44,6 +44,22 @@ describe('batchedLines', () => {
     expect(writes).toHaveLength(1);
   });
 
+  it('flush(cb) (pino\'s logger.flush) calls back once the sink has flushed what was held', () => {
+    const events: string[] = [];
+    const sink = {
+      write: (chunk: string) => void events.push(`write ${chunk}`),
+      flush: (cb: () => void) => {
+        events.push('sink flush');
+        cb();
+      },
+      flushSync: () => {},
+    };
+    const out = batchedLines(sink, { bytes: 4096, flushMs: 250 });
+    out.write('held\n');
+    out.flush(() => events.push('called back'));
+    expect(events).toEqual(['write held\n', 'sink flush', 'called back']);
+  });
+
   it('flushSync writes what is held and flushes the sink', () => {
     const { sink, writes, syncFlushes } = recordingSink();
     const out = batchedLines(sink, { bytes: 4096, flushMs: 250 });
