@@ -21,6 +21,7 @@ let built = false;
  * `npm start` runs them (node dist/…), not through tsx, whose transform adds work to every closure.
  */
 function compiled(entry: string): string {
+  if (entry.endsWith('.js')) return entry; // already compiled (a snapshot of dist/, say)
   if (!built) {
     execFileSync('npm', ['run', '--silent', 'build'], { cwd: projectRoot, stdio: 'inherit' });
     built = true;

@@ -1,0 +1,97 @@
+/**
+ * npm run bench:ab -- [--arm list20|get|create] [--connections 32] [--rounds 6] [--seconds 4]
+ *   [--variant 'name:ENV=value,ENV=value'] [--snapshot name] [--from name]
+ * A quick A/B of the service against the ceiling (bare Fastify, same SQL) and against
+ * variants of itself, in paired rounds (A B C, then C B A): req/s and the server's own CPU
+ * per request, medians with ranges. For judging one change in minutes; `npm run bench` is the record.
+ * --snapshot name keeps the current build in test-artifacts/ab/name; --from name adds it as an arm.
+ */
+import { cp, mkdir, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { projectRoot } from '../../src/paths.js';
+import { LOCAL_POSTGRES_URL } from '../lib/probes.js';
+import { createPostgresDatabase } from './data.js';
+import { measure, type Arm, type Measurement } from './load.js';
+import { median } from './stats.js';
+import { startTarget, type Target } from './targets.js';
+
+const { values } = parseArgs({
+  options: {
+    arm: { type: 'string', default: 'list20' },
+    connections: { type: 'string', default: '32' },
+    rounds: { type: 'string', default: '6' },
+    seconds: { type: 'string', default: '4' },
+    variant: { type: 'string', multiple: true, default: [] },
+    snapshot: { type: 'string' },
+    from: { type: 'string', multiple: true, default: [] },
+  },
+});
+const abDir = path.join(projectRoot, 'test-artifacts', 'ab');
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+/** A copy of dist/ that runs on its own: the files the server reads from the repository are linked in. */
+async function snapshot(name: string) {
+  const dir = path.join(abDir, name);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(path.join(dir, 'src', 'db'), { recursive: true });
+  await cp(path.join(projectRoot, 'dist'), path.join(dir, 'dist'), { recursive: true });
+  await symlink(path.join(projectRoot, 'openapi.yaml'), path.join(dir, 'openapi.yaml'));
+  await symlink(path.join(projectRoot, 'node_modules'), path.join(dir, 'node_modules'));
+  await symlink(path.join(projectRoot, 'src', 'db', 'migrations'), path.join(dir, 'src', 'db', 'migrations'));
+}
+
+const db = await createPostgresDatabase(process.env.BENCH_DATABASE_URL ?? LOCAL_POSTGRES_URL, `as_ab_${process.pid}`, 10_000);
+const targets: Target[] = [];
+try {
+  const env = { ...db.env, RATE_LIMIT_ANONYMOUS: '100000000/1000000000' };
+  const ceiling = await startTarget('ceiling', 'scripts/bench/baselineServer.ts', db.env, '/pets/1');
+  targets.push(ceiling, await startTarget('service', 'src/server.ts', env, '/readyz'));
+  if (values.snapshot) await snapshot(values.snapshot);
+  for (const name of values.from!) {
+    targets.push(await startTarget(name, path.join(abDir, name, 'dist', 'src', 'server.js'), env, '/readyz'));
+  }
+  for (const spec of values.variant!) {
+    const [name, settings = ''] = spec.split(/:(.*)/s);
+    const extra = Object.fromEntries(settings.split(',').filter(Boolean).map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
+    targets.push(await startTarget(name!, 'src/server.ts', { ...env, ...extra }, '/readyz'));
+  }
+  const auth = { authorization: `Bearer ${db.key}` };
+  const armOf = (t: Target): Arm => {
+    const api = t === ceiling ? t.baseUrl : `${t.baseUrl}/v1`;
+    const headers = t === ceiling ? {} : auth;
+    const json = { 'content-type': 'application/json' };
+    const byName: Record<string, Arm> = {
+      list20: { name: t.name, url: `${api}/pets?limit=20`, headers, pid: t.pid },
+      get: { name: t.name, url: `${api}/pets/1`, headers, pid: t.pid },
+      create: { name: t.name, url: `${api}/pets`, method: 'POST', headers: { ...headers, ...json }, body: JSON.stringify({ name: 'Bench', categoryId: 1 }), expect: 201, pid: t.pid },
+    };
+    return byName[values.arm!]!;
+  };
+  const arms = targets.map(armOf);
+  const connections = Number(values.connections);
+  const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
+  for (const arm of arms) await measure(arm, { seconds: 2, connections });
+  for (let r = 0; r < Number(values.rounds); r++) {
+    for (const arm of r % 2 === 0 ? arms : [...arms].reverse()) {
+      const m = await measure(arm, { seconds: Number(values.seconds), connections });
+      if (m.invalid) throw new Error(`${arm.name}: ${m.invalid}`);
+      results.get(arm.name)!.push(m);
+      log(`  ${r + 1} ${arm.name.padEnd(24)} ${m.rps.toFixed(0).padStart(6)} req/s  ${m.cpuMicros!.toFixed(0)} µs CPU/request`);
+    }
+  }
+  const base = results.get('ceiling')!;
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+  log(`\n${values.arm} at ${connections} connections, ${values.rounds} paired rounds:`);
+  for (const [name, ms] of results) {
+    const ratios = ms.map((m, i) => m.rps / base[i]!.rps);
+    log(
+      `${name.padEnd(24)} ${median(ms.map((m) => m.rps)).toFixed(0).padStart(6)} req/s  ` +
+        `${median(ms.map((m) => m.cpuMicros!)).toFixed(0).padStart(4)} µs CPU/request  ` +
+        `/ceiling ${median(ratios).toFixed(2)} (${range(ratios)})`,
+    );
+  }
+} finally {
+  for (const t of targets) await t.stop().catch(() => {});
+  await db.drop();
+}
