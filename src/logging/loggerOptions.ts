@@ -5,9 +5,9 @@ import { batchedLines } from './batchedLines.js';
 /**
  * Lines are written to stdout in batches of about this many characters, or after FLUSH_MS
  * at most. Each batch is one asynchronous write, handed to libuv's thread pool: on the
- * bench machine that hand-off cost the main thread about 50 µs per write (writeString in
- * the profiles), 3.8 µs per request with 4 KiB batches. 64 KiB batches make it about 16
- * times rarer; the memory held is the same order as one response.
+ * bench machine that hand-off cost the main thread about 3.8 µs per request with 4 KiB
+ * batches (writeString in the profiles); 64 KiB batches make it about 16 times rarer, for
+ * at most 64 KiB of lines held per process.
  * What is left is written on exit (a crash included); only a SIGKILL loses the last
  * FLUSH_MS of lines.
  */
