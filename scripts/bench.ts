@@ -9,7 +9,7 @@ import { encodeCursor } from '../src/pets/cursor.js';
 import { projectRoot } from '../src/paths.js';
 import { LIST, LIST_BY_STATUS } from '../src/pets/repository.js';
 import { createEmbeddedDatabase, createPostgresDatabase } from './bench/data.js';
-import { measure, type Arm, type Measurement } from './bench/load.js';
+import { measure, rounds as runRounds, type Arm, type Measurement } from './bench/load.js';
 import { pgliteBreakdown } from './bench/pgliteBreakdown.js';
 import { renderReport, type Report } from './bench/report.js';
 import { median, rotate } from './bench/stats.js';
@@ -42,24 +42,15 @@ async function cleanup() {
 }
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
 
-/**
- * Runs every arm once per round; the median of the rounds is the result. The order rotates
- * each round, or with `pairs`, alternates forwards and backwards (A B, then B A), so that
- * the arms a ratio compares, listed next to each other, always run one after the other.
- */
-async function rounds(arms: Arm[], rounds: number, opts: { seconds: number; rate?: number; connections?: number; pairs?: boolean }) {
-  const connections = opts.connections ?? settings.connections;
-  const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
-  for (const arm of arms) await measure(arm, { seconds: settings.warmupSeconds, connections });
-  for (let r = 0; r < rounds; r++) {
-    const order = !opts.pairs ? rotate(arms, r) : r % 2 === 0 ? arms : [...arms].reverse();
-    for (const arm of order) {
-      const m = await measure(arm, { seconds: opts.seconds, connections, rate: opts.rate });
-      results.get(arm.name)!.push(m);
-      log(`  round ${r + 1}/${rounds} ${arm.name.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
-    }
-  }
-  return results;
+/** The shared runner (bench/load.ts) with this run's warm-up and connections, logging each measurement. */
+function rounds(arms: Arm[], count: number, opts: { seconds: number; rate?: number; connections?: number; pairs?: boolean }) {
+  return runRounds(arms, count, {
+    ...opts,
+    connections: opts.connections ?? settings.connections,
+    warmupSeconds: settings.warmupSeconds,
+    onMeasured: (r, arm, m) =>
+      log(`  round ${r + 1}/${count} ${arm.name.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms${m.invalid ? `  INVALID: ${m.invalid}` : ''}`),
+  });
 }
 
 async function main(): Promise<Report> {

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
 import { LOCAL_POSTGRES_URL } from '../lib/probes.js';
 import { createPostgresDatabase } from './data.js';
-import { measure, type Arm, type Measurement } from './load.js';
+import { rounds, type Arm } from './load.js';
 import { median } from './stats.js';
 import { startTarget, type Target } from './targets.js';
 
@@ -70,16 +70,16 @@ try {
   };
   const arms = targets.map(armOf);
   const connections = Number(values.connections);
-  const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
-  for (const arm of arms) await measure(arm, { seconds: 2, connections });
-  for (let r = 0; r < Number(values.rounds); r++) {
-    for (const arm of r % 2 === 0 ? arms : [...arms].reverse()) {
-      const m = await measure(arm, { seconds: Number(values.seconds), connections });
+  const results = await rounds(arms, Number(values.rounds), {
+    seconds: Number(values.seconds),
+    connections,
+    warmupSeconds: 2,
+    pairs: true,
+    onMeasured: (r, arm, m) => {
       if (m.invalid) throw new Error(`${arm.name}: ${m.invalid}`);
-      results.get(arm.name)!.push(m);
       log(`  ${r + 1} ${arm.name.padEnd(24)} ${m.rps.toFixed(0).padStart(6)} req/s  ${m.cpuMicros!.toFixed(0)} µs CPU/request`);
-    }
-  }
+    },
+  });
   const base = results.get('ceiling')!;
   const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
   log(`\n${values.arm} at ${connections} connections, ${values.rounds} paired rounds:`);

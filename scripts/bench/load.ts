@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { rotate } from './stats.js';
 
 /** One kind of request against one target: what an arm of the benchmark sends. */
 export interface Arm {
@@ -80,4 +81,28 @@ function cpuMs(pid: number): number {
 /** The nearest-rank percentile of sorted values. */
 function percentile(sorted: number[], q: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
+}
+
+/**
+ * Runs every arm once per round after a warm-up; each arm's measurements in order. The order
+ * rotates each round, or with `pairs`, alternates forwards and backwards (A B, then B A), so
+ * that the arms a ratio compares, listed next to each other, always run one after the other.
+ */
+export async function rounds(
+  arms: Arm[],
+  count: number,
+  opts: { seconds: number; connections: number; warmupSeconds: number; rate?: number; pairs?: boolean; onMeasured?: (round: number, arm: Arm, m: Measurement) => void },
+): Promise<Map<string, Measurement[]>> {
+  const { connections } = opts;
+  const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
+  for (const arm of arms) await measure(arm, { seconds: opts.warmupSeconds, connections });
+  for (let r = 0; r < count; r++) {
+    const order = !opts.pairs ? rotate(arms, r) : r % 2 === 0 ? arms : [...arms].reverse();
+    for (const arm of order) {
+      const m = await measure(arm, { seconds: opts.seconds, connections, rate: opts.rate });
+      results.get(arm.name)!.push(m);
+      opts.onMeasured?.(r, arm, m);
+    }
+  }
+  return results;
 }
