@@ -7,7 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { encodeCursor } from '../src/pets/cursor.js';
 import { projectRoot } from '../src/paths.js';
-import { LIST, LIST_BY_STATUS } from '../src/pets/repository.js';
+import { LIST, LIST_BY_STATUS } from '../src/pets/sql.js';
 import { createEmbeddedDatabase, createPostgresDatabase } from './bench/data.js';
 import { measure, rounds as runRounds, type Arm, type Measurement } from './bench/load.js';
 import { pgliteBreakdown } from './bench/pgliteBreakdown.js';

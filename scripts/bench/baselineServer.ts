@@ -1,30 +1,31 @@
 /**
- * The ceiling for the service: bare Fastify running the service's own SQL through the same
- * pg pool settings, with no authentication, rate limits, validation or response schema.
+ * The ceiling for the service: bare Fastify running the service's own SQL (src/pets/sql.ts,
+ * statement text only) through a plain pg.Pool of the same size, and nothing else of the
+ * service: no authentication, rate limits, validation, logging, metrics or response schema.
  */
 import Fastify from 'fastify';
-import { createPool } from '../../src/db/pgPool.js';
-import { petsRepository, type NewPet, type PetStatus } from '../../src/pets/repository.js';
+import pg from 'pg';
+import { GET, INSERT, LIST, LIST_BY_STATUS } from '../../src/pets/sql.js';
 
-const pool = createPool({
-  max: Number(process.env.DB_POOL_MAX ?? 10),
-  connection: { connectionString: process.env.DATABASE_URL! },
-  onIdleError: () => {},
-});
-const pets = petsRepository(pool);
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
+pool.on('error', () => {});
 const app = Fastify({ logger: false });
 
-app.get<{ Querystring: { limit?: string; status?: PetStatus } }>('/pets', async (request) => {
-  const page = await pets.list({ limit: Number(request.query.limit ?? 20), status: request.query.status });
-  return page.pets;
+app.get<{ Querystring: { limit?: string; status?: string } }>('/pets', async (request) => {
+  // The service's query: one row more than the page, to tell whether another page follows.
+  const limit = Number(request.query.limit ?? 20);
+  const { status } = request.query;
+  const { rows } = await pool.query(status ? LIST_BY_STATUS : LIST, status ? [0, limit + 1, status] : [0, limit + 1]);
+  return rows.length > limit ? rows.slice(0, limit) : rows;
 });
 app.get<{ Params: { id: string } }>('/pets/:id', async (request, reply) => {
-  return (await pets.get(Number(request.params.id))) ?? reply.code(404).send();
+  const { rows } = await pool.query(GET, [Number(request.params.id)]);
+  return rows[0] ?? reply.code(404).send();
 });
-app.post<{ Body: NewPet }>('/pets', async (request, reply) => {
+app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets', async (request, reply) => {
+  const { rows } = await pool.query(INSERT, [request.body.name, request.body.categoryId, request.body.status ?? 'available']);
   reply.code(201);
-  // The service's validation applies openapi.yaml's default status; the repository expects it.
-  return pets.create({ ...request.body, status: request.body.status ?? 'available' });
+  return rows[0];
 });
 
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

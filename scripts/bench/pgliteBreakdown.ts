@@ -38,7 +38,7 @@ import {
   type EmbeddedThread,
 } from '../../src/db/embedded.js';
 import { createPool } from '../../src/db/pgPool.js';
-import { LIST } from '../../src/pets/repository.js';
+import { LIST } from '../../src/pets/sql.js';
 import { createDatabase, dropDatabase } from '../lib/databases.js';
 import { LOCAL_POSTGRES_URL, postgresAnswers } from '../lib/probes.js';
 import { scratchDir } from '../lib/scratchDir.js';

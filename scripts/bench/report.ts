@@ -225,7 +225,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('- **service with 1 connection**: on Postgres with `DB_POOL_MAX=1`, the one connection the embedded store allows: what of PGlite\'s cost is the single connection rather than WASM.');
   out('- **service without metrics**: `METRICS=false`: no /metrics, no per-request counting, no query timing.');
   out('- **service with traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` set: a span per request and per SQL statement (here 2: the key is cached), batched and sent as OTLP/HTTP JSON to a sink, `scripts/bench/bareServer.ts` in a process of its own answering 200 to everything.');
-  out('- **Fastify**: `scripts/bench/baselineServer.ts`, the ceiling: bare Fastify running the service repository\'s SQL through the same pool settings, with no authentication, rate limits, validation or response schema.');
+  out('- **Fastify**: `scripts/bench/baselineServer.ts`, the ceiling: bare Fastify running the service\'s own SQL (src/pets/sql.ts) through a plain pg.Pool, with nothing else of the service.');
   out('- **node:http**: `scripts/bench/bareServer.ts`, the floor of HTTP on Node: a constant 20-pet array.');
   out();
   return { markdown: lines.join('\n'), failures };
