@@ -10,17 +10,17 @@ import errorsPlugin, { handleError } from './errors/plugin.js';
 import healthPlugin from './health/plugin.js';
 import connectionLimitsPlugin from './http/connectionLimits.js';
 import corsPlugin from './http/cors.js';
-import drainPlugin from './http/drain.js';
+import arrivalPlugin from './http/arrival.js';
 import { requestId } from './http/requestId.js';
-import securityHeadersPlugin from './http/securityHeaders.js';
 import unreadBodiesPlugin from './http/unreadBodies.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
+import { lazyChildLogger } from './logging/lazyChildLogger.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
 import metricsRoutes from './metrics/routes.js';
-import { apiBasePath, loadDocument } from './openapi/document.js';
+import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
 import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 import tracingPlugin from './tracing/plugin.js';
 
@@ -54,6 +54,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     logger: loggerOptions(config, opts.logStream),
     // Fastify's two lines per request are replaced by one (logging/requestLog.ts).
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     genReqId: requestId,
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
@@ -76,13 +77,12 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
 
   await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin);
-  await app.register(securityHeadersPlugin);
-  await app.register(drainPlugin);
+  await app.register(arrivalPlugin);
   await app.register(connectionLimitsPlugin, config.http);
   await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins });
   await app.register(requestLogPlugin);
-  await app.register(metricsPlugin, { enabled: config.metrics.enabled });
+  await app.register(metricsPlugin, { enabled: config.metrics.enabled, operations: [...operationsById(doc).keys()] });
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });
   await app.register(rateLimitStorePlugin, { config, clock });

@@ -11,3 +11,5 @@ export const IDEMPOTENCY_RETENTION_HOURS = 24;
  * answered 400 before routing; up to this, a bad id reaches validation like any other.
  */
 export const MAX_PARAM_LENGTH = 1024;
+/** How often each instance reads which API keys were issued or revoked (a key issued elsewhere is accepted within this). */
+export const KEY_INDEX_REFRESH_MS = 500;

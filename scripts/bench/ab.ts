@@ -62,9 +62,9 @@ try {
     const headers = t === ceiling ? {} : auth;
     const json = { 'content-type': 'application/json' };
     const byName: Record<string, Arm> = {
-      list20: { name: t.name, url: `${api}/pets?limit=20`, headers, pid: t.pid },
-      get: { name: t.name, url: `${api}/pets/1`, headers, pid: t.pid },
-      create: { name: t.name, url: `${api}/pets`, method: 'POST', headers: { ...headers, ...json }, body: JSON.stringify({ name: 'Bench', categoryId: 1 }), expect: 201, pid: t.pid },
+      list20: { name: t.name, url: `${api}/pets?limit=20`, headers, pid: t.pid, allocatedBytes: t.allocatedBytes },
+      get: { name: t.name, url: `${api}/pets/1`, headers, pid: t.pid, allocatedBytes: t.allocatedBytes },
+      create: { name: t.name, url: `${api}/pets`, method: 'POST', headers: { ...headers, ...json }, body: JSON.stringify({ name: 'Bench', categoryId: 1 }), expect: 201, pid: t.pid, allocatedBytes: t.allocatedBytes },
     };
     return byName[values.arm!]!;
   };
@@ -77,7 +77,7 @@ try {
     pairs: true,
     onMeasured: (r, arm, m) => {
       if (m.invalid) throw new Error(`${arm.name}: ${m.invalid}`);
-      log(`  ${r + 1} ${arm.name.padEnd(24)} ${m.rps.toFixed(0).padStart(6)} req/s  ${m.cpuMicros!.toFixed(0)} µs CPU/request`);
+      log(`  ${r + 1} ${arm.name.padEnd(24)} ${m.rps.toFixed(0).padStart(6)} req/s  ${m.cpuMicros!.toFixed(0)} µs CPU/request  ${(m.allocBytes! / 1024).toFixed(1)} KB/request`);
     },
   });
   const base = results.get('ceiling')!;
@@ -85,10 +85,12 @@ try {
   log(`\n${values.arm} at ${connections} connections, ${values.rounds} paired rounds:`);
   for (const [name, ms] of results) {
     const ratios = ms.map((m, i) => m.rps / base[i]!.rps);
+    const cpuRatios = ms.map((m, i) => m.cpuMicros! / base[i]!.cpuMicros!);
+    const allocRatios = ms.map((m, i) => m.allocBytes! / base[i]!.allocBytes!);
     log(
-      `${name.padEnd(24)} ${median(ms.map((m) => m.rps)).toFixed(0).padStart(6)} req/s  ` +
-        `${median(ms.map((m) => m.cpuMicros!)).toFixed(0).padStart(4)} µs CPU/request  ` +
-        `/ceiling ${median(ratios).toFixed(2)} (${range(ratios)})`,
+      `${name.padEnd(24)} ${median(ms.map((m) => m.rps)).toFixed(0).padStart(6)} req/s ×${median(ratios).toFixed(2)} (${range(ratios)})  ` +
+        `${median(ms.map((m) => m.cpuMicros!)).toFixed(0).padStart(4)} µs CPU ×${median(cpuRatios).toFixed(2)} (${range(cpuRatios)})  ` +
+        `${(median(ms.map((m) => m.allocBytes!)) / 1024).toFixed(1)} KB ×${median(allocRatios).toFixed(2)} (${range(allocRatios)})`,
     );
   }
 } finally {

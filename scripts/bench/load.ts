@@ -13,6 +13,8 @@ export interface Arm {
   expect?: number;
   /** The server's process: its CPU time per request is measured too. */
   pid?: number;
+  /** The server's allocation meter (Target.allocatedBytes): bytes allocated per request are measured too. */
+  allocatedBytes?: () => Promise<number>;
 }
 
 export interface Measurement {
@@ -22,6 +24,8 @@ export interface Measurement {
   requests: number;
   /** CPU time the server process spent per request (user + system), in µs; when the arm names its pid. */
   cpuMicros?: number;
+  /** Bytes the server allocated on its JS heap per request; when the arm has an allocation meter. */
+  allocBytes?: number;
   /** Why the run is not a result: wrong statuses, errors or timeouts. */
   invalid?: string;
 }
@@ -32,6 +36,7 @@ export async function measure(
   opts: { seconds: number; connections: number; rate?: number },
 ): Promise<Measurement> {
   const times: number[] = [];
+  const allocatedBefore = await arm.allocatedBytes?.();
   const cpuBefore = arm.pid ? cpuMs(arm.pid) : 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -62,8 +67,11 @@ export async function measure(
     ...(result.timeouts ? [`${result.timeouts} timeouts`] : []),
   ];
   const requests = result.requests.total;
+  const cpuMicros = arm.pid && requests > 0 ? ((cpuMs(arm.pid) - cpuBefore) * 1000) / requests : undefined;
+  const allocatedAfter = await arm.allocatedBytes?.();
   return {
-    ...(arm.pid && requests > 0 && { cpuMicros: ((cpuMs(arm.pid) - cpuBefore) * 1000) / requests }),
+    ...(cpuMicros !== undefined && { cpuMicros }),
+    ...(allocatedBefore !== undefined && requests > 0 && { allocBytes: (allocatedAfter! - allocatedBefore) / requests }),
     rps: requests / result.duration,
     p50: percentile(times, 0.5),
     p99: percentile(times, 0.99),

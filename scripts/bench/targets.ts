@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { projectRoot } from '../../src/paths.js';
 import { startServer } from '../lib/processes.js';
 
@@ -12,10 +15,13 @@ export interface Target {
   spawnedAt: number;
   /** Peak resident set size so far (VmHWM), in MiB. */
   peakRssMiB(): number;
+  /** Bytes the process has allocated on its JS heap so far (scripts/bench/allocationMeter.mjs). */
+  allocatedBytes(): Promise<number>;
   stop(): Promise<void>;
 }
 
 let built = false;
+let meters = 0;
 /**
  * The compiled form of a TypeScript entry of this repo, built once per run: servers are measured as
  * `npm start` runs them (node dist/…), not through tsx, whose transform adds work to every closure.
@@ -34,7 +40,9 @@ export async function startTarget(name: string, entry: string, env: Record<strin
   // stdout ignored: at the default log level the service logs every request.
   const file = compiled(entry);
   const spawnedAt = Date.now();
-  const server = await startServer(file, { NODE_ENV: 'production', ...env }, { readyPath, stdout: 'ignore', nodeArgs });
+  const meterFile = path.join(tmpdir(), `as-allocations-${process.pid}-${meters++}`);
+  const meter = ['--import', path.join(projectRoot, 'scripts', 'bench', 'allocationMeter.mjs')];
+  const server = await startServer(file, { NODE_ENV: 'production', ALLOCATION_METER_FILE: meterFile, ...env }, { readyPath, stdout: 'ignore', nodeArgs: [...meter, ...nodeArgs] });
   const pid = server.child.pid!;
   return {
     name,
@@ -42,8 +50,10 @@ export async function startTarget(name: string, entry: string, env: Record<strin
     pid,
     spawnedAt,
     peakRssMiB: () => peakRss(pid),
+    allocatedBytes: () => readMeter(pid, meterFile),
     stop: async () => {
       await server.stop();
+      rmSync(meterFile, { force: true });
     },
   };
 }
@@ -54,4 +64,23 @@ function peakRss(pid: number): number {
   const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
   return kib / 1024 + children.reduce((sum, child) => sum + peakRss(child), 0);
+}
+
+/** Asks a server's allocation meter for its count (SIGUSR2) and waits for the answer. */
+async function readMeter(pid: number, file: string): Promise<number> {
+  const sequence = () => {
+    try {
+      return readFileSync(file, 'utf8').split(' ').map(Number) as [number, number];
+    } catch {
+      return [0, NaN] as [number, number];
+    }
+  };
+  const [before] = sequence();
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 200; i++) {
+    const [seq, bytes] = sequence();
+    if (seq > before) return bytes;
+    await sleep(5);
+  }
+  throw new Error(`process ${pid} did not report its allocations`);
 }

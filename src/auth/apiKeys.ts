@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { generateApiKey, hashApiKey } from '../auth/apiKey.js';
+import { generateApiKey, hashApiKey } from './apiKey.js';
+import type { KeyChanges } from './keyIndex.js';
 
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -50,6 +51,21 @@ export function apiKeysRepository(pool: pg.Pool) {
       return rows[0];
     },
 
+    /** Hashes of keys created or revoked since `since` (all active keys when null), and the database's time of reading. */
+    async changesSince(since: Date | null): Promise<KeyChanges> {
+      const { rows } = await pool.query<KeyChanges>(
+        since === null
+          ? `SELECT now() AS "asOf", coalesce(array_agg(key_hash), '{}') AS active, '{}'::text[] AS revoked
+               FROM api_keys WHERE revoked_at IS NULL`
+          : `SELECT now() AS "asOf",
+                    coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NULL), '{}') AS active,
+                    coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NOT NULL), '{}') AS revoked
+               FROM api_keys WHERE changed_at > $1`,
+        since === null ? [] : [since],
+      );
+      return rows[0]!;
+    },
+
     async list(): Promise<ApiKeyRecord[]> {
       const { rows } = await pool.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys ORDER BY id`);
       return rows;
@@ -64,7 +80,7 @@ export function apiKeysRepository(pool: pg.Pool) {
     async revoke(idOrKey: { id: number } | { key: string }): Promise<ApiKeyRecord | undefined> {
       const [where, value] = 'id' in idOrKey ? ['id = $1', idOrKey.id] : ['key_hash = $1', hashApiKey(idOrKey.key)];
       const { rows } = await pool.query<ApiKeyRecord>(
-        `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE ${where} RETURNING ${COLUMNS}`,
+        `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()), changed_at = now() WHERE ${where} RETURNING ${COLUMNS}`,
         [value],
       );
       return rows[0];

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { errors, serviceUnavailable } from '../errors/apiError.js';
 import { parseAuthorization } from './apiKey.js';
 import type { ApiKeyIdentity } from './apiKeys.js';
-import { createLookupThrottle, type LookupThrottle } from './lookupThrottle.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,8 +13,12 @@ declare module 'fastify' {
     credentials?: 'missing' | 'invalid' | 'valid';
   }
   interface FastifyInstance {
-    /** Tells authentication which addresses the rate limiter is refusing. */
-    keyLookupThrottle: LookupThrottle;
+    /**
+     * Works out who is calling (request.apiKey, request.credentials). Returns nothing when
+     * the answer was at hand (a cached key: the usual request), else a promise; a key that
+     * cannot be checked because the database is down rejects with a 503.
+     */
+    identifyCaller(request: FastifyRequest): void | Promise<void>;
   }
 }
 
@@ -39,45 +41,35 @@ export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, don
 }
 
 /**
- * Works out who is calling, first thing for every request of the scope it is registered
- * in, without deciding whether that is enough (each operation's security does that). A
- * key that cannot be checked because the database is down is answered 503 here, before
- * any counting: it is not an anonymous request.
+ * Identification, for the scope that registers it (the API's gate calls it first thing, see
+ * api/gate.ts), without deciding whether it is enough: each operation's security does that.
  */
 export default fp(
-  async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock }) {
-    const throttle = createLookupThrottle(opts.clock);
-    app.decorate('keyLookupThrottle', throttle);
+  async function authenticationPlugin(app: FastifyInstance) {
     app.decorateRequest('apiKey', undefined);
     app.decorateRequest('credentials', undefined);
 
-    const identify = (request: FastifyRequest, identity: ApiKeyIdentity | undefined) => {
+    const identified = (request: FastifyRequest, identity: ApiKeyIdentity | null | undefined) => {
       if (!identity) return;
       request.apiKey = identity;
       request.credentials = 'valid';
     };
 
-    // Callback style: a known key (the usual request) is answered from the cache without a promise.
-    app.addHook('onRequest', (request, _reply, done) => {
+    app.decorate('identifyCaller', (request: FastifyRequest): void | Promise<void> => {
       const parsed = parseAuthorization(request.headers.authorization);
       if (parsed.kind === 'missing') {
         request.credentials = 'missing';
-        return done();
+        return;
       }
       request.credentials = 'invalid'; // until proven otherwise
-      if (parsed.kind !== 'key') return done();
+      if (parsed.kind !== 'key') return;
       const cached = app.keyVerifier.cachedAnswer(parsed.key);
-      if (cached) {
-        identify(request, cached.identity);
-        return done();
-      }
-      if (!throttle.mayLookUp(request.ip)) return done();
-      app.keyVerifier.verify(parsed.key).then(
-        (identity) => {
-          identify(request, identity);
-          done();
+      if (cached !== undefined) return identified(request, cached);
+      return app.keyVerifier.verify(parsed.key).then(
+        (identity) => identified(request, identity),
+        (err: unknown) => {
+          throw isDatabaseUnavailable(err) ? serviceUnavailable() : err;
         },
-        (err: unknown) => done(isDatabaseUnavailable(err) ? serviceUnavailable() : (err as Error)),
       );
     });
   },

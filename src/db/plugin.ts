@@ -29,19 +29,21 @@ export default fp(
       },
     });
     const { metrics, traceQuery } = app;
-    // Timed for the metrics, for debug log lines (added to the timings of the request that sent it),
-    // and traced (a span under the request's) when tracing is on.
-    if (metrics || traceQuery || timesRequests(app.log.level)) {
-      timeQueries(database.pool, (sql, connection) => {
-        const timings = currentRequestTimings();
-        const span = traceQuery?.(sql, connection);
-        return (ms, failed, error) => {
-          span?.(ms, failed, error);
-          metrics?.queryDuration.observe({ outcome: failed ? 'error' : 'ok' }, ms / 1000);
-          if (!timings) return;
-          timings.queries += 1;
-          timings.dbMs += ms;
-        };
+    // Timed once per statement for the metrics; traced (a span under the request's) when tracing
+    // is on, and added to the timings of the request that sent it at debug level.
+    const debug = timesRequests(app.log.level);
+    if (metrics || traceQuery || debug) {
+      timeQueries(database.pool, {
+        ...((traceQuery || debug) && {
+          start: (sql, connection) => ({ span: traceQuery?.(sql, connection), timings: debug ? currentRequestTimings() : undefined }),
+        }),
+        end(ms, failed, error, started) {
+          metrics?.query(ms / 1000, failed);
+          started?.span?.(ms, failed, error);
+          if (!started?.timings) return;
+          started.timings.queries += 1;
+          started.timings.dbMs += ms;
+        },
       });
     }
     app.decorate('database', database);

@@ -47,8 +47,7 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
 }
 
 /**
- * The one error path: every handler's and hook's failure, unknown routes, and requests
- * arriving while the server closes. Router errors (bad URLs, over-long parameters) come
+ * The one error path: every handler's and hook's failure and unknown routes. Router errors (bad URLs, over-long parameters) come
  * through Fastify's `frameworkErrors` option, which app.ts points at handleError.
  */
 export default fp(
@@ -57,16 +56,6 @@ export default fp(
     app.setErrorHandler(handleError);
     app.setNotFoundHandler(notFound);
 
-    // Instead of Fastify's own 503 body while closing (return503OnClosing is off).
-    let closing = false;
-    app.addHook('preClose', async () => {
-      closing = true;
-    });
-    app.addHook('onRequest', (_request, reply, done) => {
-      if (!closing) return done();
-      reply.header('connection', 'close');
-      done(serviceUnavailable());
-    });
   },
   { name: 'errors' },
 );

@@ -3,9 +3,11 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from './apiError.js';
 
-/** Headers every response carries; errors set them themselves, as router errors skip the hooks. */
+export const NOSNIFF = 'nosniff';
+
+/** Headers every response carries (http/arrival.ts); errors set them themselves, as router errors skip the hooks. */
 export function baseHeaders(requestId: string): Record<string, string> {
-  return { 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
+  return { 'x-request-id': requestId, 'x-content-type-options': NOSNIFF };
 }
 
 /** The one shape of every non-2xx answer: the Error body, its headers, never cached. */

@@ -23,6 +23,7 @@ export interface BatchedLines {
  * string): a request's line cost about 3.4 µs through it and costs about 2.3 µs through
  * this (300,000 lines to /dev/null); here a line costs an array push.
  */
+// Kept over pino.destination (with or without minLength) and pino.transport: `npm run bench:logs` measures it ~40 % cheaper per line.
 export function batchedLines(sink: LineSink, { bytes, flushMs }: { bytes: number; flushMs: number }): BatchedLines {
   let lines: string[] = [];
   let size = 0;

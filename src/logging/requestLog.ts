@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { timesRequests, withRequestTimings, type RequestTimings } from './requestTimings.js';
 
@@ -17,31 +17,17 @@ declare module 'fastify' {
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
-/** What an operator needs to find and judge one request; never a header, so never a key. */
-function requestFields(request: FastifyRequest, reply: FastifyReply, operationId: string | undefined) {
-  const limit = request.rateLimit;
-  return {
-    op: operationId,
-    method: request.method,
-    url: request.url,
-    status: reply.statusCode,
-    ms: round(reply.elapsedTime),
-    ip: request.ip,
-    keyId: request.apiKey?.id,
-    plan: limit?.plan,
-    rateLimit: limit?.outcome,
-  };
-}
-
 /**
  * One log line per request, written when the answer is sent, instead of Fastify's two
- * (received and completed). Each line carries the request id (`reqId`) like every other
- * line of the request. At debug level it adds the limiter's decision and the request's
- * database time.
+ * (received and completed). It is written on the root logger with the request id as
+ * `reqId`, as every other line of the request (logging/lazyChildLogger.ts): no child
+ * logger is made for it. Never a header, so never a key. At debug level it adds the
+ * limiter's decision and the request's database time.
  */
 export default fp(
   async function requestLogPlugin(app: FastifyInstance) {
-    const debug = timesRequests(app.log.level);
+    const log = app.log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+    const debug = timesRequests(log.level);
     app.decorateRequest('timings', undefined);
     if (debug) {
       // Everything after this hook (hooks, handler, queries) runs inside the request's timings.
@@ -49,23 +35,31 @@ export default fp(
         request.timings = withRequestTimings(done);
       });
     }
+    if (!log.isLevelEnabled('info')) return;
     app.addHook('onResponse', (request, reply, done) => {
       // routeOptions is built anew on each read: read it once.
       const { config } = request.routeOptions;
-      if (!(reply.statusCode < 400 && config.quietWhenOk)) {
-        const fields = requestFields(request, reply, config.operationId);
-        if (!debug) request.log.info(fields, 'request');
-        else {
-          const { timings, rateLimit } = request;
-          request.log.info(
-            {
-              ...fields,
-              limiter: rateLimit && { remaining: rateLimit.remaining, limit: rateLimit.limit, mode: rateLimit.mode },
-              db: timings && { queries: timings.queries, ms: round(timings.dbMs) },
-            },
-            'request',
-          );
+      const status = reply.statusCode;
+      if (status >= 400 || !config.quietWhenOk) {
+        const limit = request.rateLimit;
+        const fields: Record<string, unknown> = {
+          reqId: request.id,
+          op: config.operationId,
+          method: request.method,
+          url: request.url,
+          status,
+          ms: round(reply.elapsedTime),
+          ip: request.ip,
+          keyId: request.apiKey?.id,
+          plan: limit?.plan,
+          rateLimit: limit?.outcome,
+        };
+        if (debug) {
+          const { timings } = request;
+          fields.limiter = limit && { remaining: limit.remaining, limit: limit.limit, mode: limit.mode };
+          fields.db = timings && { queries: timings.queries, ms: round(timings.dbMs) };
         }
+        log.info(fields, 'request');
       }
       done();
     });

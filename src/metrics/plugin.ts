@@ -12,33 +12,35 @@ declare module 'fastify' {
   }
 }
 
-const statusClass = ['1xx', '1xx', '2xx', '3xx', '4xx', '5xx'];
-
 /**
  * Records every response: its duration by operation and status class, the rate limiter's
  * decision, idempotent replays. Pool and limiter state are read when scraped, not per request.
+ * `operations`: the document's operationIds, each prepared a series at start.
  */
 export default fp(
-  async function metricsPlugin(app: FastifyInstance, opts: { enabled: boolean }) {
+  async function metricsPlugin(app: FastifyInstance, opts: { enabled: boolean; operations: string[] }) {
     const registry = new Registry();
     app.decorate('metricsRegistry', registry);
     if (!opts.enabled) {
       app.decorate('metrics', undefined);
       return;
     }
-    const metrics = createMetrics(registry, {
-      pool: () => app.hasDecorator('database') ? { total: app.database.pool.totalCount, idle: app.database.pool.idleCount, waiting: app.database.pool.waitingCount } : undefined,
-      limiterMode: () => (app.hasDecorator('rateLimitStore') ? app.rateLimitStore.mode() : undefined),
-    });
+    const metrics = createMetrics(
+      registry,
+      {
+        pool: () => (app.hasDecorator('database') ? { total: app.database.pool.totalCount, idle: app.database.pool.idleCount, waiting: app.database.pool.waitingCount } : undefined),
+        limiterMode: () => (app.hasDecorator('rateLimitStore') ? app.rateLimitStore.mode() : undefined),
+      },
+      opts.operations,
+    );
     if (isWorker()) shareWithPrimary(registry);
     app.decorate('metrics', metrics);
 
     app.addHook('onResponse', (request, reply, done) => {
-      const operation = request.routeOptions.config.operationId ?? 'other';
-      metrics.requestDuration.observe({ operation, status_class: statusClass[Math.floor(reply.statusCode / 100)] ?? '5xx' }, reply.elapsedTime / 1000);
+      metrics.request(request.routeOptions.config.operationId, reply.statusCode, reply.elapsedTime / 1000);
       const limit = request.rateLimit;
-      if (limit) metrics.rateLimitDecisions.inc({ plan: limit.plan, outcome: limit.outcome });
-      if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
+      if (limit) metrics.rateLimitDecision(limit.plan, limit.outcome);
+      if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplay();
       done();
     });
   },

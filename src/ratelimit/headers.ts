@@ -1,47 +1,86 @@
+import type { FastifyReply } from 'fastify';
 import { errors, type ApiError } from '../errors/apiError.js';
 import type { HitResult, Quota } from './store.js';
 import { DAY, MINUTE, windowEnd } from './windows.js';
 
-interface WindowState {
-  name: 'minute' | 'day';
-  limit: number;
-  remaining: number;
-  /** Unix seconds when the window ends. */
-  reset: number;
+/** The parts of a quota's fields that never change: made once per quota. */
+interface QuotaText {
+  policy: string;
+  minuteLimit: string;
+  dayLimit: string;
 }
 
-export interface RateLimitDecision {
-  headers: Record<string, string>;
-  /** The binding window's limit and what is left of it (the X-RateLimit-* values). */
-  limit: number;
-  remaining: number;
-  /** For a refused request: the 429 to throw. */
-  error?: ApiError;
-}
-
-/** Turns a store's answer into response headers and, for a refused request, the 429 to throw. */
-export function rateLimitDecision(hit: HitResult, quota: Quota): RateLimitDecision {
-  const minute: WindowState = { name: 'minute', limit: quota.perMinute, remaining: Math.max(0, quota.perMinute - hit.minuteCount), reset: windowEnd(hit.now, MINUTE) };
-  const day: WindowState = { name: 'day', limit: quota.perDay, remaining: Math.max(0, quota.perDay - hit.dayCount), reset: windowEnd(hit.now, DAY) };
-  // The X-RateLimit-* trio describes the window closest to exhausted; when both are, the one that ends last.
-  const binding = minute.remaining === 0 && day.remaining === 0 ? day : day.remaining < minute.remaining ? day : minute;
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit': String(binding.limit),
-    'x-ratelimit-remaining': String(binding.remaining),
-    'x-ratelimit-reset': String(binding.reset),
-    'ratelimit-policy': `"minute";q=${minute.limit};w=${MINUTE}, "day";q=${day.limit};w=${DAY}`,
-    ratelimit: `"minute";r=${minute.remaining};t=${minute.reset - hit.now}, "day";r=${day.remaining};t=${day.reset - hit.now}`,
-  };
-  const decision: RateLimitDecision = { headers, limit: binding.limit, remaining: binding.remaining };
-  if (hit.outcome === 'allowed') return decision;
-  if (hit.outcome === 'limited') {
-    const retryAfter = binding.reset - hit.now;
-    headers['retry-after'] = String(retryAfter);
-    const per = binding.name === 'minute' ? 'minute' : 'day';
-    decision.error = errors.rate_limited(`Rate limit of ${binding.limit} requests per ${per} exceeded. Retry in ${retryAfter} s.`);
-    return decision;
+const quotaTexts = new WeakMap<Quota, QuotaText>();
+function textOf(quota: Quota): QuotaText {
+  let text = quotaTexts.get(quota);
+  if (!text) {
+    text = {
+      policy: `"minute";q=${quota.perMinute};w=${MINUTE}, "day";q=${quota.perDay};w=${DAY}`,
+      minuteLimit: String(quota.perMinute),
+      dayLimit: String(quota.perDay),
+    };
+    quotaTexts.set(quota, text);
   }
-  headers['retry-after'] = String(hit.banTtl);
-  decision.error = errors.temporarily_banned(`Too many requests after being rate limited: banned for ${hit.banTtl} s.`);
-  return decision;
+  return text;
+}
+
+/** The parts that change once a second: made once per second. */
+interface SecondText {
+  now: number;
+  minuteReset: number;
+  dayReset: number;
+  minuteResetText: string;
+  dayResetText: string;
+  /** `;t=` of each window: seconds until it resets. */
+  minuteT: string;
+  dayT: string;
+}
+
+let second: SecondText = textAt(0);
+function textAt(now: number): SecondText {
+  const minuteReset = windowEnd(now, MINUTE);
+  const dayReset = windowEnd(now, DAY);
+  return {
+    now,
+    minuteReset,
+    dayReset,
+    minuteResetText: String(minuteReset),
+    dayResetText: String(dayReset),
+    minuteT: `;t=${minuteReset - now}, "day";r=`,
+    dayT: `;t=${dayReset - now}`,
+  };
+}
+
+/** The binding window's limit and what is left of it: for the request's log line and metrics. */
+export interface Binding {
+  limit: number;
+  remaining: number;
+}
+
+/**
+ * Writes a store's answer as response headers: X-RateLimit-* for the window closest to
+ * exhausted (when both are, the one that ends last), the IETF RateLimit-Policy and RateLimit
+ * fields for both. Fills `binding`; returns the 429 to answer for a refused request.
+ */
+export function applyRateLimit(reply: FastifyReply, hit: HitResult, quota: Quota, binding: Binding): ApiError | undefined {
+  if (second.now !== hit.now) second = textAt(hit.now);
+  const text = textOf(quota);
+  const minuteRemaining = Math.max(0, quota.perMinute - hit.minuteCount);
+  const dayRemaining = Math.max(0, quota.perDay - hit.dayCount);
+  const dayBinds = (minuteRemaining === 0 && dayRemaining === 0) || dayRemaining < minuteRemaining;
+  binding.limit = dayBinds ? quota.perDay : quota.perMinute;
+  binding.remaining = dayBinds ? dayRemaining : minuteRemaining;
+  reply.header('x-ratelimit-limit', dayBinds ? text.dayLimit : text.minuteLimit);
+  reply.header('x-ratelimit-remaining', String(binding.remaining));
+  reply.header('x-ratelimit-reset', dayBinds ? second.dayResetText : second.minuteResetText);
+  reply.header('ratelimit-policy', text.policy);
+  reply.header('ratelimit', `"minute";r=${minuteRemaining}${second.minuteT}${dayRemaining}${second.dayT}`);
+  if (hit.outcome === 'allowed') return undefined;
+  if (hit.outcome === 'limited') {
+    const retryAfter = (dayBinds ? second.dayReset : second.minuteReset) - hit.now;
+    reply.header('retry-after', String(retryAfter));
+    return errors.rate_limited(`Rate limit of ${binding.limit} requests per ${dayBinds ? 'day' : 'minute'} exceeded. Retry in ${retryAfter} s.`);
+  }
+  reply.header('retry-after', String(hit.banTtl));
+  return errors.temporarily_banned(`Too many requests after being rate limited: banned for ${hit.banTtl} s.`);
 }

@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Plan } from '../auth/apiKeys.js';
+import type { ApiKeyIdentity, Plan } from '../auth/apiKeys.js';
 import type { Clock } from '../clock.js';
-import { rateLimitDecision } from './headers.js';
-import type { BanPolicy, HitResult, Quota, RateLimitStore } from './store.js';
+import { applyRateLimit } from './headers.js';
+import type { BanPolicy, HitResult, Quota } from './store.js';
 
 export interface RateLimitOptions {
   plans: Record<Exclude<Plan, 'enterprise'>, Quota>;
@@ -19,47 +19,59 @@ export interface RateLimitNote {
   plan: Plan | 'anonymous';
   limit: number;
   remaining: number;
-  mode: ReturnType<RateLimitStore['mode']>;
+  mode: 'shared' | 'local' | 'local-fallback';
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     rateLimit?: RateLimitNote;
   }
+  interface FastifyInstance {
+    /**
+     * Counts a request after identification: by API key (the plan's quota) or, without a
+     * valid key, by client address. Puts the X-RateLimit-* and RateLimit fields on the
+     * response (errors included) and calls `done` with the 429 to answer, if any.
+     */
+    countRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+  }
 }
 
-/**
- * Counts every request of the scope it is registered in, after authentication has said
- * who is calling: by API key (the plan's quota) or, without a valid key, by client
- * address. The X-RateLimit-* and RateLimit fields go on every response, errors included.
- */
+/** An enterprise key's own quota, made once per identity (identities are cached), not per request. */
+const enterpriseQuotas = new WeakMap<ApiKeyIdentity, Quota>();
+function enterpriseQuota(key: ApiKeyIdentity): Quota {
+  let quota = enterpriseQuotas.get(key);
+  if (!quota) enterpriseQuotas.set(key, (quota = { perMinute: key.perMinute!, perDay: key.perDay! }));
+  return quota;
+}
+
 export default fp(
   async function rateLimitPlugin(app: FastifyInstance, opts: RateLimitOptions) {
     app.decorateRequest('rateLimit', undefined);
-    function subjectOf(request: FastifyRequest): { subject: string; quota: Quota; plan: RateLimitNote['plan'] } {
-      const key = request.apiKey;
-      if (!key) return { subject: `ip:${request.ip}`, quota: opts.anonymous, plan: 'anonymous' };
-      const quota = key.plan === 'enterprise' ? { perMinute: key.perMinute!, perDay: key.perDay! } : opts.plans[key.plan];
-      return { subject: `key:${key.id}`, quota, plan: key.plan };
-    }
+    const store = app.rateLimitStore;
 
-    /** Puts the decision on the response (and the request, for logs and metrics); returns the 429 to answer, if any. */
-    function apply(request: FastifyRequest, reply: FastifyReply, hit: HitResult, { subject, quota, plan }: ReturnType<typeof subjectOf>) {
+    /** Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any. */
+    function decide(request: FastifyRequest, reply: FastifyReply, hit: HitResult, subject: string, quota: Quota, done: HookHandlerDoneFunction) {
       if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
-      const { headers, error, limit, remaining } = rateLimitDecision(hit, quota);
-      const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
-      request.rateLimit = { outcome, plan, limit, remaining, mode: app.rateLimitStore.mode() };
-      reply.headers(headers);
-      if (error && !request.apiKey) app.keyLookupThrottle.refuse(request.ip, opts.clock() + Number(headers['retry-after'] ?? 0) * 1000);
-      return error;
+      const key = request.apiKey;
+      const note: RateLimitNote = {
+        outcome: hit.outcome === 'ban-started' ? 'banned' : hit.outcome,
+        plan: key ? key.plan : 'anonymous',
+        limit: 0,
+        remaining: 0,
+        mode: store.mode(),
+      };
+      request.rateLimit = note;
+      done(applyRateLimit(reply, hit, quota, note));
     }
 
-    // Callback style: the store answers most requests at once, and then no promise is made.
-    app.addHook('onRequest', (request, reply, done) => {
-      const counted = subjectOf(request);
-      const hit = app.rateLimitStore.hit(counted.subject, counted.quota, opts.ban);
-      if (!(hit instanceof Promise)) return done(apply(request, reply, hit, counted));
-      hit.then((answered) => done(apply(request, reply, answered, counted)), done);
+    app.decorate('countRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      const key = request.apiKey;
+      const subject = key ? `key:${key.id}` : `ip:${request.ip}`;
+      const quota = !key ? opts.anonymous : key.plan === 'enterprise' ? enterpriseQuota(key) : opts.plans[key.plan];
+      // The store answers most requests at once, and then no promise is made.
+      const hit = store.hit(subject, quota, opts.ban);
+      if (!(hit instanceof Promise)) return decide(request, reply, hit, subject, quota, done);
+      hit.then((answered) => decide(request, reply, answered, subject, quota, done), done);
     });
   },
   { name: 'rate-limit', dependencies: ['authentication', 'rate-limit-store'] },

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import type { QueryFinished, QueryObserver } from '../db/queryTiming.js';
+import type pg from 'pg';
 
+/** Ends a statement's span: its duration, and what failed it, if anything. */
+export type SpanEnd = (ms: number, failed: boolean, error?: unknown) => void;
 /** Starts the span of a statement sent on behalf of a traced request; undefined outside one. */
-export type QueryTracer = (...statement: Parameters<QueryObserver>) => QueryFinished | undefined;
+export type QueryTracer = (sql: string, connection: pg.Client) => SpanEnd | undefined;
 
 declare module 'fastify' {
   interface FastifyInstance {

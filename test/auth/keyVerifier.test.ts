@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, parseAuthorization } from '../../src/auth/apiKey.js';
-import { createKeyVerifier } from '../../src/auth/keyVerifier.js';
+import { createKeyVerifier, type IssuedKeys } from '../../src/auth/keyVerifier.js';
 import type { ApiKeyIdentity } from '../../src/auth/apiKeys.js';
 
 const identity: ApiKeyIdentity = { id: 1, plan: 'free', perMinute: null, perDay: null };
+
+/** An index of issued keys that has every key: these tests are about the cache in front of the database. */
+const everyKey: IssuedKeys = { mayExist: () => true, nextRefresh: async () => {} };
 
 function setup() {
   let now = 0;
@@ -14,6 +17,7 @@ function setup() {
       lookups.push(hash);
       return answer;
     },
+    issued: everyKey,
     maxAgeMs: 4000,
     refreshAfterMs: 2000,
     now: () => now,
@@ -35,11 +39,12 @@ describe('key verifier cache', () => {
         lookups.push(hash);
         return hash === hashApiKey(known) ? identity : undefined;
       },
+      issued: everyKey,
       maxEntries: 2,
     });
     expect(await verifier.verify(known)).toEqual(identity);
     for (let i = 0; i < 10; i++) expect(await verifier.verify(generateApiKey())).toBeUndefined();
-    expect(verifier.cachedAnswer(known)).toEqual({ identity });
+    expect(verifier.cachedAnswer(known)).toEqual(identity);
     expect(await verifier.verify(known)).toEqual(identity);
     expect(lookups.filter((h) => h === hashApiKey(known))).toHaveLength(1);
   });
@@ -86,6 +91,57 @@ describe('key verifier cache', () => {
     await t.verifier.verify(key);
     await t.verifier.verify(key);
     expect(t.lookups).toHaveLength(1);
+  });
+});
+
+describe('key verifier and the index of issued keys', () => {
+  /** An index holding `issued` hashes; a refresh adds those in `pending`. */
+  function indexed(issued: string[], pending: string[] = []) {
+    const hashes = new Set(issued);
+    let refreshes = 0;
+    const index: IssuedKeys = {
+      mayExist: (hash) => hashes.has(hash),
+      nextRefresh: async () => {
+        refreshes++;
+        for (const h of pending.splice(0)) hashes.add(h);
+      },
+    };
+    return { index, refreshes: () => refreshes };
+  }
+
+  it('refuses keys the index lacks without a database lookup, however many', async () => {
+    const lookups: string[] = [];
+    const { index } = indexed([]);
+    const verifier = createKeyVerifier({ lookup: async (h) => (lookups.push(h), identity), issued: index });
+    for (let i = 0; i < 100; i++) expect(await verifier.verify(generateApiKey())).toBeUndefined();
+    expect(lookups).toEqual([]);
+  });
+
+  it('accepts a key issued since the last refresh once the next refresh has it', async () => {
+    const key = generateApiKey();
+    const lookups: string[] = [];
+    const { index, refreshes } = indexed([], [hashApiKey(key)]);
+    const verifier = createKeyVerifier({ lookup: async (h) => (lookups.push(h), identity), issued: index });
+    expect(await verifier.verify(key)).toEqual(identity);
+    expect(refreshes()).toBe(1);
+    expect(lookups).toEqual([hashApiKey(key)]);
+  });
+
+  it('serves a known key from the cache by the key itself: no hash, no lookup', async () => {
+    const key = generateApiKey();
+    const lookups: string[] = [];
+    const { index } = indexed([hashApiKey(key)]);
+    const verifier = createKeyVerifier({ lookup: async (h) => (lookups.push(h), identity), issued: index });
+    expect(verifier.cachedAnswer(key)).toBeUndefined();
+    await verifier.verify(key);
+    expect(verifier.cachedAnswer(key)).toEqual(identity);
+    expect(lookups).toHaveLength(1);
+  });
+
+  it('answers 503-worthy errors when the index cannot be refreshed for a key it lacks', async () => {
+    const index: IssuedKeys = { mayExist: () => false, nextRefresh: () => Promise.reject(new Error('Connection terminated')) };
+    const verifier = createKeyVerifier({ lookup: async () => identity, issued: index });
+    await expect(verifier.verify(generateApiKey())).rejects.toThrow('Connection terminated');
   });
 });
 

@@ -2,6 +2,7 @@ import type net from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import errorsPlugin from '../../src/errors/plugin.js';
+import arrivalPlugin from '../../src/http/arrival.js';
 
 /** A bare app with only the error path, to make failures the real routes cannot produce on demand. */
 async function appThrowing(err: Error) {
@@ -37,7 +38,8 @@ describe('while closing', () => {
   it('answers requests that still arrive with the service 503 Error body and Connection: close', async () => {
     const app = Fastify({ logger: false, return503OnClosing: false });
     await app.register(errorsPlugin);
-    // Holds close() after the errors plugin's own preClose, while the listener still accepts.
+    await app.register(arrivalPlugin);
+    // Holds close() after the arrival plugin's own preClose, while the listener still accepts.
     let closingStarted!: () => void;
     const closing = new Promise<void>((resolve) => (closingStarted = resolve));
     let finishClosing!: () => void;
