@@ -14,7 +14,9 @@ RUN npm run build
 
 FROM node:24-bookworm-slim
 # HOST: reachable from outside the container. DATA_DIR: the embedded store (no DATABASE_URL).
-ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production DATA_DIR=/app/data
+# METRICS_HOST: the metrics listener (METRICS_PORT 9464) reachable by a scraper on the container's
+# network; publish only the API's port.
+ENV HOST=0.0.0.0 PORT=3000 METRICS_HOST=0.0.0.0 NODE_ENV=production DATA_DIR=/app/data
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -27,7 +29,7 @@ COPY --from=build /app/dist ./dist
 # The embedded store writes here; everything else stays root-owned and read-only to the app.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
-EXPOSE 3000
+EXPOSE 3000 9464
 # Docker and Compose only (Kubernetes uses its own probes). slim has no curl: Node's fetch.
 HEALTHCHECK --interval=5s --timeout=2s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

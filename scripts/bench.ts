@@ -133,7 +133,7 @@ async function main(): Promise<Report> {
     ceiling[connections] = await rounds(arms, settings.rounds, { seconds: settings.seconds, connections, pairs: true });
   }
   log('Scraping /metrics after the ceiling runs…');
-  const metricsExcerpt = await scrapeMetrics(service.baseUrl);
+  const metricsExcerpt = await scrapeMetrics(service.metricsUrl);
 
   log('Throughput (maximum, interleaved rounds)…');
   // At 10 connections; the service's own list and get are the references of the comparisons below.
@@ -188,8 +188,8 @@ async function main(): Promise<Report> {
 }
 
 /** The service's own /metrics after the load: the lines an operator looks at first. */
-async function scrapeMetrics(baseUrl: string): Promise<string> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+async function scrapeMetrics(metricsUrl: string): Promise<string> {
+  const text = await (await fetch(metricsUrl)).text();
   const wanted = /^animal_store_(http_request_duration_seconds_(count|sum)|rate_limit_decisions_total|rate_limit_mode|idempotent_replays_total|db_pool|db_query_duration_seconds_(count|sum))|^animal_store_http_request_duration_seconds_bucket\{le="(0\.001|0\.005|0\.025|\+Inf)",operation="listPets",status_class="2xx"\}|^(process_cpu_seconds_total|nodejs_eventloop_lag_p99_seconds|process_resident_memory_bytes) /;
   return text.split('\n').filter((line) => wanted.test(line)).join('\n');
 }

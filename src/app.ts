@@ -19,7 +19,6 @@ import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
-import metricsRoutes from './metrics/routes.js';
 import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
 import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 import tracingPlugin from './tracing/plugin.js';
@@ -82,14 +81,17 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins });
   await app.register(requestLogPlugin);
-  await app.register(metricsPlugin, { enabled: config.metrics.enabled, operations: [...operationsById(doc).keys()] });
+  await app.register(metricsPlugin, {
+    enabled: config.metrics.enabled,
+    operations: [...operationsById(doc).keys()],
+    listener: { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token },
+  });
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });
   await app.register(rateLimitStorePlugin, { config, clock });
   await app.register(idempotencyExpiryPlugin);
 
   await app.register(healthPlugin);
-  if (config.metrics.enabled) await app.register(metricsRoutes, { token: config.metrics.token });
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });
   await app.register(apiPlugin, { prefix: basePath, doc, config, clock });
 

@@ -24,8 +24,11 @@ export interface Config {
   logLevel: string;
   /** json: one JSON object per line (production); pretty: pino-pretty, for a developer's terminal (`npm run dev`). */
   logFormat: 'json' | 'pretty';
-  /** Prometheus metrics at /metrics; when `token` is set, a scrape must send it as a Bearer token. */
-  metrics: { enabled: boolean; token: string | undefined };
+  /**
+   * Prometheus metrics at /metrics on a listener of their own (host:port, loopback by default;
+   * 0: any free port); when `token` is set, a scrape must send it as a Bearer token.
+   */
+  metrics: { enabled: boolean; token: string | undefined; host: string; port: number };
   /** Origin (and optional path prefix) that clients use to reach the service; absolute links start with it. */
   publicBaseUrl: string;
   /**
@@ -93,6 +96,9 @@ const schema = {
     METRICS: { type: 'boolean', default: true },
     // Long enough to be a secret; compared in constant time.
     METRICS_TOKEN: { type: 'string', minLength: 16 },
+    // The metrics listener, apart from the API's: loopback unless an operator opens it to a private network.
+    METRICS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -150,6 +156,8 @@ interface Env {
   LOG_FORMAT: 'json' | 'pretty';
   METRICS: boolean;
   METRICS_TOKEN?: string;
+  METRICS_HOST: string;
+  METRICS_PORT: number;
   PUBLIC_BASE_URL?: string;
   REDIS_URL?: string;
   REDIS_PREFIX: string;
@@ -226,7 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: e.WORKERS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    metrics: { enabled: e.METRICS, token: e.METRICS_TOKEN },
+    metrics: { enabled: e.METRICS, token: e.METRICS_TOKEN, host: e.METRICS_HOST, port: e.METRICS_PORT },
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,

@@ -12,5 +12,5 @@ try {
 }
 
 // One process, or with WORKERS > 1 a primary that only supervises and workers that serve.
-if (config.workers > 1 && cluster.isPrimary) runPrimary(config);
+if (config.workers > 1 && cluster.isPrimary) await runPrimary(config);
 else await serve(config);

@@ -28,7 +28,7 @@ describe('server.ts on the embedded database', () => {
 
     // The CLI reaches the store through the running server; a second server is refused.
     await createKey(env, { plan: 'pro' });
-    const second = await runScript('src/server.ts', [], { ...env, PORT: '0' });
+    const second = await runScript('src/server.ts', [], { ...env, PORT: '0', METRICS_PORT: '0' });
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain('is in use by another process');
 

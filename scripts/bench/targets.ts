@@ -10,6 +10,8 @@ import { startServer } from '../lib/processes.js';
 export interface Target {
   name: string;
   baseUrl: string;
+  /** Its metrics listener's /metrics. */
+  metricsUrl: string;
   pid: number;
   /** When its process was spawned (Date.now()): a profile of it starts there. */
   spawnedAt: number;
@@ -47,6 +49,7 @@ export async function startTarget(name: string, entry: string, env: Record<strin
   return {
     name,
     baseUrl: server.baseUrl,
+    metricsUrl: server.metricsUrl,
     pid,
     spawnedAt,
     peakRssMiB: () => peakRss(pid),

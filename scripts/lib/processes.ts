@@ -131,6 +131,8 @@ async function waitUntilAnswers(url: string, { child, timeoutMs = 30_000 }: { ch
 export interface Server {
   child: ChildProcess;
   baseUrl: string;
+  /** Its metrics listener's /metrics (METRICS_PORT, a free port unless `env` names one). */
+  metricsUrl: string;
   /** SIGTERM, then SIGKILL after 15 s; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -162,8 +164,15 @@ export async function startServer(
   } = {},
 ): Promise<Server> {
   const port = fixedPort ?? (await freePort());
+  const metricsPort = env.METRICS_PORT ?? String(await freePort());
   // No drain unless a test asks for one: these servers are stopped on purpose, with nobody to warn.
-  const child = spawnScript(entry, { SHUTDOWN_DRAIN_SECONDS: '0', ...env, PORT: String(port), HOST: '127.0.0.1' }, ['ignore', stdout, 'pipe'], detached, nodeArgs);
+  const child = spawnScript(
+    entry,
+    { SHUTDOWN_DRAIN_SECONDS: '0', ...env, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: metricsPort },
+    ['ignore', stdout, 'pipe'],
+    detached,
+    nodeArgs,
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -173,5 +182,5 @@ export async function startServer(
     await stop(child, { signal: 'SIGKILL' });
     throw new Error(`${entry}: ${(err as Error).message}\n${stderr}`);
   }
-  return { child, baseUrl, stop: () => stop(child) };
+  return { child, baseUrl, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stop: () => stop(child) };
 }

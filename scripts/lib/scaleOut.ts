@@ -30,6 +30,8 @@ export interface Instance {
   baseUrl: string;
   /** Its process id while it runs. */
   pid(): number | undefined;
+  /** Its metrics listener while it runs (a new port at each start). */
+  metricsUrl(): string | undefined;
   /** The last lines it printed (logs at LOG_LEVEL, warn by default). */
   output(): string;
 }
@@ -190,6 +192,7 @@ export async function startScaleOut({
         port: slot.port!,
         baseUrl: `http://127.0.0.1:${slot.port}`,
         pid: () => slot.server?.child.pid,
+        metricsUrl: () => slot.server?.metricsUrl,
         output: () => slot.output,
       })),
       createKey: (options) => createKey(env, options),

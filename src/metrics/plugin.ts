@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Registry } from 'prom-client';
 import { isWorker, shareWithPrimary } from './cluster.js';
+import { startMetricsListener, type MetricsListener } from './listener.js';
 import { createMetrics, type Metrics } from './metrics.js';
 
 declare module 'fastify' {
@@ -9,18 +10,30 @@ declare module 'fastify' {
     /** Prometheus metrics of this process (see metrics/metrics.ts), read at /metrics; undefined when METRICS=false. */
     metrics: Metrics | undefined;
     metricsRegistry: Registry;
+    /** Where this process's metrics listener answers; undefined when METRICS=false or in a cluster's worker (the primary serves them). */
+    readonly metricsUrl: string | undefined;
   }
+}
+
+export interface MetricsOptions {
+  enabled: boolean;
+  /** The document's operationIds, each prepared a series at start. */
+  operations: string[];
+  /** The listener (metrics/listener.ts). */
+  listener: { host: string; port: number; token: string | undefined };
 }
 
 /**
  * Records every response: its duration by operation and status class, the rate limiter's
  * decision, idempotent replays. Pool and limiter state are read when scraped, not per request.
- * `operations`: the document's operationIds, each prepared a series at start.
+ * Served on a listener of its own, opened with the app and closed with it.
  */
 export default fp(
-  async function metricsPlugin(app: FastifyInstance, opts: { enabled: boolean; operations: string[] }) {
+  async function metricsPlugin(app: FastifyInstance, opts: MetricsOptions) {
     const registry = new Registry();
     app.decorate('metricsRegistry', registry);
+    let metricsUrl: string | undefined;
+    app.decorate('metricsUrl', { getter: () => metricsUrl });
     if (!opts.enabled) {
       app.decorate('metrics', undefined);
       return;
@@ -33,8 +46,16 @@ export default fp(
       },
       opts.operations,
     );
-    if (isWorker()) shareWithPrimary(registry);
     app.decorate('metrics', metrics);
+    if (isWorker()) shareWithPrimary(registry);
+    else {
+      let listener: MetricsListener | undefined;
+      app.addHook('onReady', async () => {
+        listener = await startMetricsListener({ ...opts.listener, scrape: () => registry.metrics(), contentType: registry.contentType });
+        metricsUrl = listener.url;
+      });
+      app.addHook('onClose', async () => listener?.close());
+    }
 
     app.addHook('onResponse', (request, reply, done) => {
       metrics.request(request.routeOptions.config.operationId, reply.statusCode, reply.elapsedTime / 1000);

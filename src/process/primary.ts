@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config.js';
-import { answerMetricsRequests } from '../metrics/cluster.js';
+import { clusterMetrics } from '../metrics/cluster.js';
+import { startMetricsListener } from '../metrics/listener.js';
 
 const say = (message: string) => process.stderr.write(`[primary ${process.pid}] ${message}\n`);
 
@@ -16,11 +17,13 @@ const STABLE_MS = 60_000;
  * meanwhile. It exits only on SIGTERM/SIGINT: it passes the signal on, and exits when
  * every worker has (0 if each drained and stopped cleanly).
  */
-export function runPrimary(config: Config): void {
+export async function runPrimary(config: Config): Promise<void> {
   let stopping = false;
   let failed = false;
   let delayMs = FIRST_DELAY_MS;
-  if (config.metrics.enabled) answerMetricsRequests();
+  // The workers share the API's port; the metrics listener is the primary's, summing every worker.
+  const { enabled, host, port, token } = config.metrics;
+  if (enabled) await startMetricsListener({ host, port, token, ...clusterMetrics() });
 
   const fork = () => {
     const worker = cluster.fork();

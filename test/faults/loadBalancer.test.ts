@@ -45,9 +45,9 @@ const moreRequests = (load: OpenLoad, n: number) => {
   return waitFor(() => load.sent() >= target, 30_000, 10);
 };
 
-/** Requests of `plan` the instance's rate limiter counted (allowed, limited or banned), from its own /metrics. */
+/** Requests of `plan` the instance's rate limiter counted (allowed, limited or banned), from its own metrics listener. */
 async function decisions(instance: Instance, plan: string): Promise<number> {
-  const samples = parsePrometheus(await (await fetch(`${instance.baseUrl}/metrics`)).text());
+  const samples = parsePrometheus(await (await fetch(instance.metricsUrl()!)).text());
   return samples.filter((s) => s.name === 'animal_store_rate_limit_decisions_total' && s.labels.plan === plan).reduce((sum, s) => sum + s.value, 0);
 }
 

@@ -41,7 +41,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: Te
   // A known port before start, so the public base URL (Location, Link) is this server's own.
   const port = await freePort();
   // Every response body is also checked by the service itself against openapi.yaml (a mismatch is a 500).
-  const config = loadConfig({ LOG_LEVEL: 'silent', RESPONSE_VALIDATION: 'true', PORT: String(port), ...database.env, ...env });
+  const config = loadConfig({ LOG_LEVEL: 'silent', RESPONSE_VALIDATION: 'true', PORT: String(port), METRICS_PORT: '0', ...database.env, ...env });
   const app = await buildApp(config, { clock, logStream });
   await app.listen({ port, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -6,8 +6,9 @@ import { startTestServer, type TestServer } from '../helpers/testServer.js';
 const DURATION = 'animal_store_http_request_duration_seconds_count';
 const DECISIONS = 'animal_store_rate_limit_decisions_total';
 
+/** A scrape of the server's metrics listener (METRICS_PORT, apart from the API's port). */
 async function scrape(server: TestServer, headers: Record<string, string> = {}): Promise<{ status: number; samples: Sample[]; text: string; type: string | null }> {
-  const res = await fetch(`${server.baseUrl}/metrics`, { headers });
+  const res = await fetch(server.app.metricsUrl!, { headers });
   const text = await res.text();
   return { status: res.status, text, type: res.headers.get('content-type'), samples: res.ok ? parsePrometheus(text) : [] };
 }
@@ -89,8 +90,26 @@ describe('/metrics after known traffic', () => {
     expect([res.status, res.headers.get('x-ratelimit-remaining')]).toEqual([401, '58']);
   });
 
-  it('answers in the Prometheus text format, never cached', async () => {
+  it('is not served on the API\'s public port', async () => {
     const res = await fetch(`${server.baseUrl}/metrics`);
+    expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([404, 'not_found']);
+  });
+
+  it('listens on the loopback interface by default, on a port of its own', () => {
+    const url = new URL(server.app.metricsUrl!);
+    expect(url.hostname).toBe('127.0.0.1');
+    expect(url.port).not.toBe(new URL(server.baseUrl).port);
+  });
+
+  it('answers anything but GET /metrics with an Error body', async () => {
+    const other = await fetch(new URL('/other', server.app.metricsUrl!));
+    expect([other.status, ((await other.json()) as { code: string }).code]).toEqual([404, 'not_found']);
+    const post = await fetch(server.app.metricsUrl!, { method: 'POST' });
+    expect([post.status, post.headers.get('allow'), ((await post.json()) as { code: string }).code]).toEqual([405, 'GET, HEAD', 'method_not_allowed']);
+  });
+
+  it('answers in the Prometheus text format, never cached', async () => {
+    const res = await fetch(server.app.metricsUrl!);
     await res.text();
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -123,8 +142,9 @@ describe('METRICS=false', () => {
   });
   afterAll(() => server?.close());
 
-  it('serves no /metrics', async () => {
-    const res = await scrape(server);
+  it('opens no metrics listener and serves no /metrics', async () => {
+    expect(server.app.metricsUrl).toBeUndefined();
+    const res = await fetch(`${server.baseUrl}/metrics`);
     expect(res.status).toBe(404);
   });
 });
