@@ -146,6 +146,7 @@ export interface components {
          *     | `pet_not_found` | 404 | No animal has this identifier. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `request_timeout` | 408 | The request took too long to arrive. |
+         *     | `expectation_failed` | 417 | The request's `Expect` header asks for something other than `100-continue`. |
          *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
@@ -154,11 +155,12 @@ export interface components {
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
          *     | `headers_too_large` | 431 | The request headers are too large. |
          *     | `internal_error` | 500 | An unexpected error. |
+         *     | `not_implemented` | 501 | The method is one the service does not implement at all (`CONNECT`). |
          *     | `service_unavailable` | 503 | The database is unavailable, or this instance is shutting down. |
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "service_unavailable";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.

@@ -1,5 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { routerErrors } from './api/gate.js';
 import apiPlugin from './api/plugin.js';
+import authenticationPlugin from './auth/plugin.js';
 import apiKeysPlugin from './auth/keysPlugin.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -11,6 +13,7 @@ import healthPlugin from './health/plugin.js';
 import connectionLimitsPlugin from './http/connectionLimits.js';
 import corsPlugin from './http/cors.js';
 import arrivalPlugin from './http/arrival.js';
+import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
 import unreadBodiesPlugin from './http/unreadBodies.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
@@ -19,7 +22,8 @@ import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
-import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
+import { apiBasePath, loadDocument, operationsById, toRoutePath } from './openapi/document.js';
+import rateLimitPlugin from './ratelimit/plugin.js';
 import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 import tracingPlugin from './tracing/plugin.js';
 
@@ -49,6 +53,8 @@ function closeKeepAliveConnectionsOnShutdown(app: FastifyInstance): void {
  */
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
   const clock = opts.clock ?? systemClock;
+  const doc = loadDocument();
+  const basePath = apiBasePath(doc);
   const app = Fastify({
     logger: loggerOptions(config, opts.logStream),
     // Fastify's two lines per request are replaced by one (logging/requestLog.ts).
@@ -60,10 +66,11 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     // Deadlines for each phase: headers, then the whole request (headers and body); a
     // request still arriving past them is answered 408 (errors/clientError.ts).
     requestTimeout: config.http.requestTimeoutMs,
-    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: 500 },
+    // requireHostHeader: a request without Host is answered in the Error shape (http/arrival.ts), not Node's empty 400.
+    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: 500, requireHostHeader: false },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    // Router errors (bad percent-encoding, over-long parameters) and closing take the one error path too.
-    frameworkErrors: handleError,
+    // Router errors (bad percent-encoding, over-long parameters) take the one error path too, counted under /v1.
+    frameworkErrors: routerErrors(basePath, handleError),
     return503OnClosing: false,
     clientErrorHandler,
     // Opening the database is a plugin: a first start of the embedded store on a busy machine takes longer than the default 10 s.
@@ -71,15 +78,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   });
   closeKeepAliveConnectionsOnShutdown(app);
 
-  const doc = loadDocument();
-  const basePath = apiBasePath(doc);
-
   await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin);
   await app.register(arrivalPlugin);
+  await app.register(protocolAnswersPlugin);
   await app.register(connectionLimitsPlugin, config.http);
   await app.register(unreadBodiesPlugin);
-  await app.register(corsPlugin, { origins: config.corsOrigins });
+  await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });
   await app.register(requestLogPlugin);
   await app.register(metricsPlugin, {
     enabled: config.metrics.enabled,
@@ -89,11 +94,14 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });
   await app.register(rateLimitStorePlugin, { config, clock });
+  // Identification and counting: what the API's gate (api/gate.ts) runs, also for router errors under /v1.
+  await app.register(authenticationPlugin);
+  await app.register(rateLimitPlugin, { ...config.rateLimits, clock });
   await app.register(idempotencyExpiryPlugin);
 
   await app.register(healthPlugin);
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });
-  await app.register(apiPlugin, { prefix: basePath, doc, config, clock });
+  await app.register(apiPlugin, { prefix: basePath, doc, config });
 
   await app.ready();
   return app;

@@ -6,11 +6,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
  * against the caller's quota (ratelimit/plugin.ts). One hook rather than one per concern:
  * a cached key and an in-process count answer at once, so the usual request makes no promise.
  */
-export function apiGate(app: FastifyInstance) {
+export function apiGate(app: FastifyInstance): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
   return function gate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     reply.header('cache-control', 'no-store');
     const identifying = app.identifyCaller(request);
     if (identifying === undefined) return app.countRequest(request, reply, done);
     identifying.then(() => app.countRequest(request, reply, done), done);
+  };
+}
+
+/**
+ * Fastify's `frameworkErrors`: router errors (a bad percent-encoding, an over-long parameter)
+ * come before any route, so no hook runs for them. Under the API's base path they go through
+ * the gate here, so they are counted like any API request; then the one error path answers.
+ */
+export function routerErrors(basePath: string, handleError: (err: Error, request: FastifyRequest, reply: FastifyReply) => unknown) {
+  return (err: Error, request: FastifyRequest, reply: FastifyReply) => {
+    if (!request.url.startsWith(`${basePath}/`)) return handleError(err, request, reply);
+    apiGate(request.server)(request, reply, (refused) => handleError(refused ?? err, request, reply));
   };
 }

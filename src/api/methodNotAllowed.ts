@@ -6,12 +6,14 @@ import { methodsOf, toRoutePath, type OpenApiDocument } from '../openapi/documen
  * A path of the document asked with a method it does not have: 405 with `Allow`
  * (RFC 9110 §15.5.6) rather than 404, for every method the router knows.
  */
-export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument, opts: { corsPreflight: boolean }): void {
+export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument): void {
   for (const [path, item] of Object.entries(doc.paths)) {
-    const allowed = methodsOf(item).map((m) => m.toUpperCase());
+    const documented = methodsOf(item).map((m) => m.toUpperCase());
+    // HEAD is answered wherever GET is (api/routes.ts).
+    const allowed = documented.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
     const allow = allowed.join(', ');
-    // With CORS on, OPTIONS is a preflight, answered at the root (uncounted).
-    const others = app.supportedMethods.filter((m) => !allowed.includes(m) && !(opts.corsPreflight && m === 'OPTIONS')) as HTTPMethods[];
+    // OPTIONS too: a CORS preflight is answered before it gets here (http/cors.ts), any other OPTIONS is a 405.
+    const others = app.supportedMethods.filter((m) => !allowed.includes(m)) as HTTPMethods[];
     app.route({
       method: others,
       url: toRoutePath(path),

@@ -1,14 +1,11 @@
 import responseValidation from '@fastify/response-validation';
 import type { FastifyInstance } from 'fastify';
-import authentication from '../auth/plugin.js';
-import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { notFound } from '../errors/plugin.js';
 import { operationsById, type OpenApiDocument } from '../openapi/document.js';
 import type { OperationId } from '../openapi/operationTypes.js';
 import { petHandlers } from '../pets/handlers.js';
 import { petsRepository } from '../pets/repository.js';
-import rateLimit from '../ratelimit/plugin.js';
 import { apiGate } from './gate.js';
 import { registerJsonBody } from './jsonBody.js';
 import { methodNotAllowedRoutes } from './methodNotAllowed.js';
@@ -19,7 +16,6 @@ import { makeAjv, registerValidation } from './validation.js';
 export interface ApiOptions {
   doc: OpenApiDocument;
   config: Config;
-  clock: Clock;
 }
 
 /**
@@ -29,7 +25,7 @@ export interface ApiOptions {
  * answered within the scope, so they are counted too.
  */
 export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions): Promise<void> {
-  const { doc, config, clock } = opts;
+  const { doc, config } = opts;
   registerValidation(app);
   registerJsonBody(app);
   // Bodies are written with JSON.stringify, not a serializer compiled from the document's
@@ -42,8 +38,6 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     // Before the routes: it hooks each route as it is added. Bodies only; the tests check headers too.
     await app.register(responseValidation, { ajv: makeAjv({ useDefaults: false }) as never });
   }
-  await app.register(authentication);
-  await app.register(rateLimit, { ...config.rateLimits, clock });
   app.addHook('onRequest', apiGate(app));
 
   // Absolute URLs the API hands out (Location, Link): the public origin, the base path, a path of the document.
@@ -58,6 +52,6 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     },
   });
   await operationRoutes(app, { doc, handlers, operationUrl: (entry) => urlOf(entry.path) });
-  methodNotAllowedRoutes(app, doc, { corsPreflight: config.corsOrigins.length > 0 });
+  methodNotAllowedRoutes(app, doc);
   app.setNotFoundHandler(notFound);
 }

@@ -33,8 +33,8 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       handler: handlers[operationId]!,
       // For the request log and metrics (the glue's own route config has nothing else).
       config: { operationId },
-      // Only the document's methods: HEAD is not an operation, so it gets 405 like any other.
-      exposeHeadRoute: false,
+      // HEAD wherever GET is (RFC 9110 §9.1): Fastify answers it as GET without the body, through the same hooks.
+      exposeHeadRoute: true,
       onRequest: requiredSchemes(opts.doc, entry).length > 0 ? [requireApiKey] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
       ...(bodyRequired && { preValidation: requireBody }),

@@ -14,6 +14,7 @@ const STATUS = {
   pet_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  expectation_failed: 417,
   idempotency_key_in_use: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -22,6 +23,7 @@ const STATUS = {
   temporarily_banned: 429,
   headers_too_large: 431,
   internal_error: 500,
+  not_implemented: 501,
   service_unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from './apiError.js';
 
@@ -31,11 +32,19 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Api
 }
 
 /** Writes an error straight to a socket Node's HTTP parser gave up on, then closes it. */
-export function writeErrorToSocket(socket: Socket, err: ApiError): void {
+export function writeErrorToSocket(socket: Duplex, err: ApiError): void {
   const { statusCode, headers, body } = errorResponse(err, randomUUID());
   const payload = JSON.stringify(body);
   const lines = Object.entries({ ...headers, connection: 'close', 'content-length': String(Buffer.byteLength(payload)) })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   socket.end(`HTTP/1.1 ${statusCode} ${err.message}\r\n${lines}\r\n${payload}`);
+}
+
+/** Writes an error as the answer to a request Node handles before Fastify sees it (an unmet Expect). */
+export function writeErrorToResponse(res: ServerResponse, err: ApiError): void {
+  const { statusCode, headers, body } = errorResponse(err, randomUUID());
+  const payload = JSON.stringify(body);
+  res.writeHead(statusCode, { ...headers, 'content-length': Buffer.byteLength(payload) });
+  res.end(payload);
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { serviceUnavailable } from '../errors/apiError.js';
+import { errors, serviceUnavailable } from '../errors/apiError.js';
 import { NOSNIFF } from '../errors/render.js';
 
 declare module 'fastify' {
@@ -12,8 +12,11 @@ declare module 'fastify' {
   }
 }
 
+const missingHost = () => errors.bad_request('The request has no Host header, which HTTP/1.1 requires.');
+
 /**
- * First thing for every request, in one hook: the headers every response carries (its
+ * First thing for every request, in one hook: an HTTP/1.1 request without a Host header is
+ * refused; the headers every response carries (its
  * request id, no MIME sniffing; errors set them again, see errors/render.ts, as router errors
  * skip the hooks); during the drain that starts a graceful stop (process/serve.ts),
  * `Connection: close`, so clients reconnect elsewhere while the request is still served in
@@ -33,6 +36,8 @@ export default fp(
     });
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id).header('x-content-type-options', NOSNIFF);
+      // Node's own check answers 400 with no body (requireHostHeader is off in app.ts).
+      if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) return done(missingHost());
       if (!draining) return done();
       reply.header('connection', 'close');
       done(closing ? serviceUnavailable() : undefined);

@@ -1,5 +1,5 @@
-import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
 /** What a browser app on another origin may read of a response: pagination, limits, ids, deprecation. */
@@ -18,21 +18,40 @@ const EXPOSED = [
   'Idempotent-Replayed',
 ];
 
+export interface CorsOptions {
+  origins: string[];
+  /** The API's routes (the document's paths under the base path, as Fastify route URLs): only these have CORS. */
+  routes: string[];
+}
+
 /**
  * CORS for browser apps on the listed origins (CORS_ORIGINS); off when the list is empty.
- * Registered at the root, so a preflight is answered outside /v1: never authenticated,
- * never counted. Bearer keys, not cookies: no credentials mode.
+ * Registered at the root, so a preflight is answered before the API's gate: never
+ * authenticated, never counted. Only the document's paths take part: elsewhere (docs, probes,
+ * unknown paths) there is no CORS and no preflight, and an OPTIONS that is not a preflight
+ * reaches the API like any request (405 with Allow). Bearer keys, not cookies: no credentials mode.
  */
 export default fp(
-  async function corsPlugin(app: FastifyInstance, opts: { origins: string[] }) {
+  async function corsPlugin(app: FastifyInstance, opts: CorsOptions) {
     if (opts.origins.length === 0) return;
-    await app.register(cors, {
+    const routes = new Set(opts.routes);
+    const on: FastifyCorsOptions = {
       origin: opts.origins,
-      methods: ['GET', 'POST'],
+      methods: ['GET', 'HEAD', 'POST'],
       allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
       exposedHeaders: EXPOSED,
       maxAge: 600,
       strictPreflight: true,
+    };
+    const off: FastifyCorsOptions = { origin: false };
+    const isPreflight = (request: FastifyRequest) =>
+      request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+    await app.register(cors, {
+      delegator: (request, callback) => {
+        const route = request.routeOptions.url;
+        const api = route !== undefined && routes.has(route);
+        callback(null, api && (request.method !== 'OPTIONS' || isPreflight(request)) ? on : off);
+      },
     });
   },
   { name: 'cors' },

@@ -21,7 +21,7 @@ function expectErrorEnvelope(res: { status: number; headers: Headers; body: any 
 
 describe('routing errors inside /v1', () => {
   it('answers a malformed percent-encoding with 400 bad_request before routing', async () => {
-    // Not through server.request: no operation is matched, so no rate-limit fields (documented in openapi.yaml).
+    // Not through server.request: the typed contract check wants an operation, and none is matched.
     const res = await fetch(`${server.baseUrl}/v1/pets/%ZZ`, { headers: { authorization: `Bearer ${server.key}` } });
     expectErrorEnvelope({ status: res.status, headers: res.headers, body: await res.json() }, 400, 'bad_request');
   });
@@ -38,26 +38,48 @@ describe('routing errors inside /v1', () => {
   });
 
   it.each([
-    ['DELETE', '/v1/pets/1', 'GET'],
-    ['PATCH', '/v1/pets/1', 'GET'],
-    ['PUT', '/v1/pets/1', 'GET'],
-    ['POST', '/v1/pets/1', 'GET'],
-    ['PUT', '/v1/pets', 'GET, POST'],
-    ['DELETE', '/v1/pets', 'GET, POST'],
-    ['OPTIONS', '/v1/pets', 'GET, POST'],
+    ['DELETE', '/v1/pets/1', 'GET, HEAD'],
+    ['PATCH', '/v1/pets/1', 'GET, HEAD'],
+    ['PUT', '/v1/pets/1', 'GET, HEAD'],
+    ['POST', '/v1/pets/1', 'GET, HEAD'],
+    ['PUT', '/v1/pets', 'GET, HEAD, POST'],
+    ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
+    ['OPTIONS', '/v1/pets', 'GET, HEAD, POST'],
   ])('answers %s %s with 405 and Allow: %s', async (method, path, allow) => {
     const res = await server.request(path, { method });
     expectErrorEnvelope(res, 405, 'method_not_allowed');
     expect(res.headers.get('allow')).toBe(allow);
   });
+});
 
-  it('answers HEAD with 405 (it is not an operation of the document)', async () => {
-    const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'HEAD', headers: { authorization: `Bearer ${server.key}` } });
-    expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET, POST');
-    expect(res.headers.get('x-request-id')).toBeTruthy();
+describe('HEAD, wherever GET is (RFC 9110 §9.1)', () => {
+  /** Headers that differ between two answers by nature: when, which request, how much quota is left. */
+  const varying = new Set(['date', 'x-request-id', 'x-ratelimit-remaining', 'ratelimit', 'keep-alive', 'connection']);
+  const stable = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !varying.has(name)));
+
+  it.each(['/v1/pets?limit=2', '/v1/pets/1'])('answers HEAD %s as GET, with the same headers and no body', async (path) => {
+    await server.request('/v1/pets', { body: { name: 'Head', categoryId: 1 } });
+    const key = await server.createKey('free');
+    const get = await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+    const getBody = await get.arrayBuffer();
+    const head = await fetch(`${server.baseUrl}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    expect(head.status).toBe(200);
+    expect(stable(head.headers)).toEqual(stable(get.headers));
+    expect(head.headers.get('content-length')).toBe(String(getBody.byteLength));
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    // Counted like the GET: one more request of the key's quota.
+    expect([get.headers.get('x-ratelimit-remaining'), head.headers.get('x-ratelimit-remaining')]).toEqual(['59', '58']);
   });
 
+  it('answers HEAD without a key with 401, and no body', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'HEAD' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="animal-store"');
+    expect((await res.arrayBuffer()).byteLength).toBe(0);
+  });
+});
+
+describe('unknown routes and methods', () => {
   it('counts 404 and 405 inside /v1 against the caller, like any API request', async () => {
     const key = await server.createKey('free');
     const first = await server.request('/v1/nope', { key });

@@ -6,11 +6,12 @@ import { deref, doc, resolve, validatorFor } from './schema.js';
  * operation, the body matches the schema, and every required header is present and valid.
  */
 const operations = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
-  Object.entries<any>(item).map(([method, op]) => ({
-    method: method.toUpperCase(),
-    regex: new RegExp(`^/v1${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-    op,
-  })),
+  Object.entries<any>(item).flatMap(([method, op]) => {
+    const regex = new RegExp(`^/v1${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    // HEAD is answered wherever GET is, as GET (the document says so in its description).
+    const methods = method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()];
+    return methods.map((m) => ({ method: m, regex, op }));
+  }),
 );
 
 export interface ContractResponse {

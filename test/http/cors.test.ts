@@ -23,7 +23,7 @@ describe('CORS with CORS_ORIGINS', () => {
       const res = await preflight(server, APP);
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe(APP);
-      expect(res.headers.get('access-control-allow-methods')).toBe('GET, POST');
+      expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST');
       expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, Idempotency-Key, X-Request-Id');
       expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
     }
