@@ -21,9 +21,13 @@ export interface OpenLoad {
 /**
  * GETs `url` on a fixed schedule of `rate` a second, whatever the answers take (open loop: a
  * slow or failing server does not slow the sender down), over keep-alive connections.
+ * `headers` may be a function, called for each request (a new made-up key each time, say).
  * A request with no answer within `timeoutMs` counts as `error timeout`.
  */
-export function openLoad(url: string, { rate, headers = {}, timeoutMs = 35_000 }: { rate: number; headers?: Record<string, string>; timeoutMs?: number }): OpenLoad {
+export function openLoad(
+  url: string,
+  { rate, headers = {}, timeoutMs = 35_000 }: { rate: number; headers?: Record<string, string> | (() => Record<string, string>); timeoutMs?: number },
+): OpenLoad {
   // fifo: every connection is used in turn, so none sits idle until the balancer closes it under a request.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64, scheduling: 'fifo' });
   const counts: Record<string, number> = {};
@@ -45,7 +49,7 @@ export function openLoad(url: string, { rate, headers = {}, timeoutMs = 35_000 }
       answered += 1;
       if (answered === sent) allAnswered?.();
     };
-    const req = http.get(url, { agent, headers, timeout: timeoutMs }, (res) => {
+    const req = http.get(url, { agent, headers: typeof headers === 'function' ? headers() : headers, timeout: timeoutMs }, (res) => {
       res.on('error', (err: NodeJS.ErrnoException) => finish(`error ${err.code ?? err.message}`));
       res.on('end', () => finish(String(res.statusCode)));
       res.resume();
