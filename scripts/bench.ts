@@ -20,7 +20,7 @@ import { runScript } from './lib/processes.js';
 const quick = process.argv.includes('--quick');
 const settings = quick
   ? { seconds: 1, rounds: 2, warmupSeconds: 0.5, latencySeconds: 1, latencyRounds: 1, connections: 10, concurrencies: [10, 32] }
-  : { seconds: 5, rounds: 5, warmupSeconds: 2, latencySeconds: 5, latencyRounds: 3, connections: 10, concurrencies: [10, 32, 64] };
+  : { seconds: 5, rounds: 5, warmupSeconds: 2, latencySeconds: 5, latencyRounds: 3, connections: 10, concurrencies: [10, 32] };
 const SMALL_PETS = 10_000;
 const SCALE_PETS = 1_000_000;
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
@@ -72,6 +72,7 @@ async function main(): Promise<Report> {
     return t;
   };
   const service = await start('service (Postgres)', 'src/server.ts', { ...serviceEnv, ...pgDb.env }, '/readyz');
+  const serviceWarn = await start('service (Postgres, LOG_LEVEL=warn)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, LOG_LEVEL: 'warn' }, '/readyz');
   const serviceRedis = withRedis
     ? await start('service (Postgres, Redis limiter)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, REDIS_URL: redisUrl }, '/readyz')
     : undefined;
@@ -92,20 +93,21 @@ async function main(): Promise<Report> {
   const bare = await start('bare node:http, constant array', 'scripts/bench/bareServer.ts', {}, '/');
   // As shipped, anonymous limits included: the flood of unknown keys meets them.
   const serviceDefaults = await start('service (default anonymous limits)', 'src/server.ts', { REDIS_PREFIX: serviceEnv.REDIS_PREFIX, ...pgDb.env }, '/readyz');
-  const targets: Target[] = [service, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceTraced, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults];
+  const targets: Target[] = [service, serviceWarn, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceTraced, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults];
 
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
   const json = { 'content-type': 'application/json' };
   const body = JSON.stringify({ name: 'Bench', categoryId: 1 });
   const serviceArms = (t: Target, key: string, prefix: string): Record<string, Arm> => ({
-    list20: { name: `${prefix} listPets limit=20`, url: `${t.baseUrl}/v1/pets?limit=20`, headers: auth(key), pid: t.pid },
+    list20: { name: `${prefix} listPets limit=20`, url: `${t.baseUrl}/v1/pets?limit=20`, headers: auth(key), pid: t.pid, allocatedBytes: t.allocatedBytes },
     list100: { name: `${prefix} listPets limit=100`, url: `${t.baseUrl}/v1/pets?limit=100`, headers: auth(key) },
     listStatus: { name: `${prefix} listPets status=pending`, url: `${t.baseUrl}/v1/pets?limit=20&status=pending`, headers: auth(key) },
-    create: { name: `${prefix} createPet`, url: `${t.baseUrl}/v1/pets`, method: 'POST', headers: { ...auth(key), ...json }, body, expect: 201, pid: t.pid },
-    get: { name: `${prefix} getPet`, url: `${t.baseUrl}/v1/pets/1`, headers: auth(key), pid: t.pid },
+    create: { name: `${prefix} createPet`, url: `${t.baseUrl}/v1/pets`, method: 'POST', headers: { ...auth(key), ...json }, body, expect: 201, pid: t.pid, allocatedBytes: t.allocatedBytes },
+    get: { name: `${prefix} getPet`, url: `${t.baseUrl}/v1/pets/1`, headers: auth(key), pid: t.pid, allocatedBytes: t.allocatedBytes },
     unauthorized: { name: `${prefix} 401 (no key)`, url: `${t.baseUrl}/v1/pets`, expect: 401 },
   });
   const svc = serviceArms(service, pgDb.key, 'service');
+  const warn = serviceArms(serviceWarn, pgDb.key, 'service at warn');
   const redis = serviceRedis ? serviceArms(serviceRedis, pgDb.key, 'service+Redis') : undefined;
   const clustered = serviceCluster ? serviceArms(serviceCluster, pgDb.key, 'service 2 workers') : undefined;
   const redisEach = serviceRedisEach ? serviceArms(serviceRedisEach, pgDb.key, 'service+Redis batch 1') : undefined;
@@ -115,11 +117,11 @@ async function main(): Promise<Report> {
   const traced = serviceArms(serviceTraced, pgDb.key, 'service with traces');
   const onePool = serviceArms(serviceOnePool, pgDb.key, 'service with 1 connection');
   const base: Record<string, Arm> = {
-    list20: { name: 'Fastify listPets limit=20', url: `${fastify.baseUrl}/pets?limit=20`, pid: fastify.pid },
+    list20: { name: 'Fastify listPets limit=20', url: `${fastify.baseUrl}/pets?limit=20`, pid: fastify.pid, allocatedBytes: fastify.allocatedBytes },
     list100: { name: 'Fastify listPets limit=100', url: `${fastify.baseUrl}/pets?limit=100` },
     listStatus: { name: 'Fastify listPets status=pending', url: `${fastify.baseUrl}/pets?limit=20&status=pending` },
-    create: { name: 'Fastify createPet', url: `${fastify.baseUrl}/pets`, method: 'POST', headers: json, body, expect: 201, pid: fastify.pid },
-    get: { name: 'Fastify getPet', url: `${fastify.baseUrl}/pets/1`, pid: fastify.pid },
+    create: { name: 'Fastify createPet', url: `${fastify.baseUrl}/pets`, method: 'POST', headers: json, body, expect: 201, pid: fastify.pid, allocatedBytes: fastify.allocatedBytes },
+    get: { name: 'Fastify getPet', url: `${fastify.baseUrl}/pets/1`, pid: fastify.pid, allocatedBytes: fastify.allocatedBytes },
   };
   const constant: Arm = { name: 'node:http constant array', url: `${bare.baseUrl}/` };
 
@@ -128,8 +130,12 @@ async function main(): Promise<Report> {
   for (const connections of settings.concurrencies) {
     log(`Against the ceiling at ${connections} connections (interleaved rounds)…`);
     const at = (arm: Arm): Arm => ({ ...arm, name: `${arm.name} @${connections}` });
-    // Each service arm next to what it is compared with: the ceiling on one side, the same service without metrics on the other.
-    const arms = [traced.list20!, base.list20!, svc.list20!, noMetrics.list20!, base.get!, svc.get!, noMetrics.get!, svc.create!, base.create!].map(at);
+    // Each service arm next to what it is compared with: the ceiling, the service at its defaults, at warn, without metrics.
+    const arms = [
+      traced.list20!, base.list20!, svc.list20!, warn.list20!, noMetrics.list20!,
+      base.get!, svc.get!, warn.get!, noMetrics.get!,
+      warn.create!, svc.create!, base.create!,
+    ].map(at);
     ceiling[connections] = await rounds(arms, settings.rounds, { seconds: settings.seconds, connections, pairs: true });
   }
   log('Scraping /metrics after the ceiling runs…');

@@ -14,6 +14,7 @@ import connectionLimitsPlugin from './http/connectionLimits.js';
 import corsPlugin from './http/cors.js';
 import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
+import responseObserversPlugin from './http/responseObservers.js';
 import { requestId } from './http/requestId.js';
 import unreadBodiesPlugin from './http/unreadBodies.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
@@ -85,6 +86,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(connectionLimitsPlugin, config.http);
   await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });
+  await app.register(responseObserversPlugin);
   await app.register(requestLogPlugin);
   await app.register(metricsPlugin, {
     enabled: config.metrics.enabled,

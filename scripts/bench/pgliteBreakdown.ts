@@ -280,7 +280,7 @@ async function embeddedArms(pets: number, servicePoolMax: number): Promise<Setup
     const pools: pg.Pool[] = [];
     closers.push(() => Promise.all(pools.map((p) => p.end())));
     const pool = (max: number, where: string) => {
-      const p = createPool({ max, connection: embeddedConnection(where), onIdleError: () => {} });
+      const p = createPool({ max, connection: embeddedConnection(where), onIdleError: () => {} }).pool;
       pools.push(p);
       return p;
     };

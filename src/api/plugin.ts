@@ -44,11 +44,14 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const urlOf = (documentPath: string) => `${config.publicBaseUrl}${app.prefix}${documentPath}`;
   const operations = operationsById(doc);
   const pathOf = (operationId: OperationId) => operations.get(operationId)!.path;
+  // Built once: handlers only append an id or a query.
+  const [petUrlHead, petUrlTail] = urlOf(pathOf('getPet')).split('{petId}') as [string, string];
+  const listUrl = urlOf(pathOf('listPets'));
   const handlers = petHandlers({
     pets: petsRepository(app.database.pool),
     urls: {
-      pet: (id) => urlOf(pathOf('getPet').replace('{petId}', String(id))),
-      list: (query) => `${urlOf(pathOf('listPets'))}?${query}`,
+      pet: (id) => `${petUrlHead}${id}${petUrlTail}`,
+      list: (query) => `${listUrl}?${query}`,
     },
   });
   await operationRoutes(app, { doc, handlers, operationUrl: (entry) => urlOf(entry.path) });

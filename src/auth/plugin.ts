@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import fp from 'fastify-plugin';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { errors, serviceUnavailable } from '../errors/apiError.js';
-import { parseAuthorization } from './apiKey.js';
+import { bearerKey } from './apiKey.js';
 import type { ApiKeyIdentity } from './apiKeys.js';
 
 declare module 'fastify' {
@@ -56,16 +56,16 @@ export default fp(
     };
 
     app.decorate('identifyCaller', (request: FastifyRequest): void | Promise<void> => {
-      const parsed = parseAuthorization(request.headers.authorization);
-      if (parsed.kind === 'missing') {
+      const key = bearerKey(request.headers.authorization);
+      if (key === 'missing') {
         request.credentials = 'missing';
         return;
       }
       request.credentials = 'invalid'; // until proven otherwise
-      if (parsed.kind !== 'key') return;
-      const cached = app.keyVerifier.cachedAnswer(parsed.key);
+      if (key === 'malformed') return;
+      const cached = app.keyVerifier.cachedAnswer(key);
       if (cached !== undefined) return identified(request, cached);
-      return app.keyVerifier.verify(parsed.key).then(
+      return app.keyVerifier.verify(key).then(
         (identity) => identified(request, identity),
         (err: unknown) => {
           throw isDatabaseUnavailable(err) ? serviceUnavailable() : err;

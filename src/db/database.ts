@@ -2,10 +2,13 @@ import type pg from 'pg';
 import { embeddedConnection, startEmbedded, isHeld, type EmbeddedServer } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createPool } from './pgPool.js';
+import type { Statements } from './statements.js';
 import { checkServerTimeouts, type ServerTimeouts } from './serverTimeouts.js';
 
 export interface Database {
   pool: pg.Pool;
+  /** Every statement the pool runs: timed for an observer, and bounded (statements.ts). */
+  statements: Statements;
   kind: 'postgres' | 'embedded';
   close(): Promise<void>;
 }
@@ -41,7 +44,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     if (!attach) embedded = await startEmbedded(opts.dataDir, opts.onIdleError);
     connection = embeddedConnection(opts.dataDir);
   }
-  const pool = createPool({
+  const { pool, statements } = createPool({
     // The embedded store's bridge runs each connection's statements whole and keeps an open
     // transaction to its connection (see embedded.ts), so its pool can be as large as Postgres's.
     max: opts.poolMax,
@@ -53,14 +56,17 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     if (opts.databaseUrl && opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
     await migrate(pool);
   } catch (err) {
+    statements.stop();
     await pool.end().catch(() => {});
     await embedded?.close().catch(() => {});
     throw err;
   }
   return {
     pool,
+    statements,
     kind: opts.databaseUrl ? 'postgres' : 'embedded',
     async close() {
+      statements.stop();
       await pool.end();
       await embedded?.close();
     },

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { timeoutSettings, type ServerTimeouts } from './serverTimeouts.js';
+import { watchStatements, type Statements } from './statements.js';
 
 const INT8_OID = 20;
 
@@ -40,20 +41,23 @@ export interface PoolOptions {
 /** How much later than the server's statement timeout the client gives up on its own. */
 const CLIENT_MARGIN_MS = 5000;
 
-/** A pg pool that fails fast: bounded waits for a connection and for each statement. */
-export function createPool({ max, connection, onIdleError, serverTimeouts, pooling = 'none' }: PoolOptions): pg.Pool {
+/**
+ * A pg pool that fails fast: bounded waits for a connection and for each statement (the
+ * latter watched by statements.ts, which also times them for whoever observes).
+ */
+export function createPool({ max, connection, onIdleError, serverTimeouts, pooling = 'none' }: PoolOptions): { pool: pg.Pool; statements: Statements } {
   const pool = new pg.Pool({
     ...connection,
     max,
     types,
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
-    query_timeout: (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS,
     ...(serverTimeouts && pooling === 'none' && timeoutSettings(serverTimeouts)),
     keepAlive: true,
     application_name: 'animal-store',
   });
   // A killed idle connection emits here; without a listener it would crash the process.
   pool.on('error', onIdleError);
-  return pool;
+  const statements = watchStatements(pool, { timeoutMs: (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS });
+  return { pool, statements };
 }

@@ -3,7 +3,6 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { currentRequestTimings, timesRequests } from '../logging/requestTimings.js';
 import { openDatabase, type Database } from './database.js';
-import { timeQueries } from './queryTiming.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,7 +32,7 @@ export default fp(
     // is on, and added to the timings of the request that sent it at debug level.
     const debug = timesRequests(app.log.level);
     if (metrics || traceQuery || debug) {
-      timeQueries(database.pool, {
+      database.statements.observe({
         ...((traceQuery || debug) && {
           start: (sql, connection) => ({ span: traceQuery?.(sql, connection), timings: debug ? currentRequestTimings() : undefined }),
         }),

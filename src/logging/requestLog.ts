@@ -1,5 +1,7 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Logger } from 'pino';
+import { requestLineWriter } from './requestLine.js';
 import { timesRequests, withRequestTimings, type RequestTimings } from './requestTimings.js';
 
 declare module 'fastify' {
@@ -19,14 +21,14 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
 
 /**
  * One log line per request, written when the answer is sent, instead of Fastify's two
- * (received and completed). It is written on the root logger with the request id as
- * `reqId`, as every other line of the request (logging/lazyChildLogger.ts): no child
- * logger is made for it. Never a header, so never a key. At debug level it adds the
- * limiter's decision and the request's database time.
+ * (received and completed). It carries the request id as `reqId`, as every other line of
+ * the request (logging/lazyChildLogger.ts), without a child logger: at info level it is
+ * written whole by requestLine.ts. Never a header, so never a key. At debug level it adds
+ * the limiter's decision and the request's database time.
  */
 export default fp(
   async function requestLogPlugin(app: FastifyInstance) {
-    const log = app.log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+    const log = app.log as Logger;
     const debug = timesRequests(log.level);
     app.decorateRequest('timings', undefined);
     if (debug) {
@@ -36,33 +38,34 @@ export default fp(
       });
     }
     if (!log.isLevelEnabled('info')) return;
-    app.addHook('onResponse', (request, reply, done) => {
-      // routeOptions is built anew on each read: read it once.
-      const { config } = request.routeOptions;
+    const writeLine = requestLineWriter(log);
+    app.observeResponses((request, reply, config) => {
       const status = reply.statusCode;
-      if (status >= 400 || !config.quietWhenOk) {
-        const limit = request.rateLimit;
-        const fields: Record<string, unknown> = {
-          reqId: request.id,
-          op: config.operationId,
-          method: request.method,
-          url: request.url,
-          status,
-          ms: round(reply.elapsedTime),
-          ip: request.ip,
-          keyId: request.apiKey?.id,
-          plan: limit?.plan,
-          rateLimit: limit?.outcome,
-        };
-        if (debug) {
-          const { timings } = request;
-          fields.limiter = limit && { remaining: limit.remaining, limit: limit.limit, mode: limit.mode };
-          fields.db = timings && { queries: timings.queries, ms: round(timings.dbMs) };
-        }
-        log.info(fields, 'request');
-      }
-      done();
+      if (status < 400 && config.quietWhenOk) return;
+      const limit = request.rateLimit;
+      const fields = {
+        reqId: request.id,
+        op: config.operationId,
+        method: request.method,
+        url: request.url,
+        status,
+        ms: round(reply.elapsedTime),
+        ip: request.ip,
+        keyId: request.apiKey?.id,
+        plan: limit?.plan,
+        rateLimit: limit?.outcome,
+      };
+      if (!debug) return writeLine(fields);
+      const { timings } = request;
+      log.info(
+        {
+          ...fields,
+          limiter: limit && { remaining: limit.remaining, limit: limit.limit, mode: limit.mode },
+          db: timings && { queries: timings.queries, ms: round(timings.dbMs) },
+        },
+        'request',
+      );
     });
   },
-  { name: 'request-log' },
+  { name: 'request-log', dependencies: ['response-observers'] },
 );

@@ -57,13 +57,12 @@ export default fp(
       app.addHook('onClose', async () => listener?.close());
     }
 
-    app.addHook('onResponse', (request, reply, done) => {
-      metrics.request(request.routeOptions.config.operationId, reply.statusCode, reply.elapsedTime / 1000);
+    app.observeResponses((request, reply, config) => {
+      metrics.request(config.operationId, reply.statusCode, reply.elapsedTime / 1000);
       const limit = request.rateLimit;
       if (limit) metrics.rateLimitDecision(limit.plan, limit.outcome);
       if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplay();
-      done();
     });
   },
-  { name: 'metrics' },
+  { name: 'metrics', dependencies: ['response-observers'] },
 );

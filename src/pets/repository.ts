@@ -27,7 +27,8 @@ export function petsRepository(pool: pg.Pool) {
         opts.status ? [opts.afterId ?? 0, opts.limit + 1, opts.status] : [opts.afterId ?? 0, opts.limit + 1],
       );
       const hasMore = rows.length > opts.limit;
-      return { pets: hasMore ? rows.slice(0, opts.limit) : rows, hasMore };
+      if (hasMore) rows.length = opts.limit; // drop the look-ahead row in place
+      return { pets: rows, hasMore };
     },
 
     async create(pet: NewPet): Promise<Pet> {

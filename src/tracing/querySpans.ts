@@ -13,7 +13,7 @@ import type { QueryTracer } from './plugin.js';
  * first loaded, and this ESM service loads pg statically before any config is read; tried
  * (pg 8.23, instrumentation-pg 0.74), it saw no statement unless registered before pg's first
  * import, i.e. a preload flag on every start command (npm start, the image, cluster workers,
- * the tests). The pool already calls an observer as each statement is sent (db/queryTiming.ts).
+ * the tests). The pool already calls an observer as each statement is sent (db/statements.ts).
  */
 export function querySpans(tracer: Tracer): QueryTracer {
   return (sql, connection) => {

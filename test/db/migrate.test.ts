@@ -17,7 +17,7 @@ describe('migrations', () => {
     const adminUrl = postgresServerUrl();
     const name = `as_migrate_${process.pid}`;
     const url = await createDatabase(adminUrl, name);
-    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: url }, onIdleError: noop }));
+    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: url }, onIdleError: noop }).pool);
     try {
       // Every pool connected first, so that the eight runs start together and race for the lock.
       await Promise.all(pools.map(async (pool) => (await pool.connect()).release()));

@@ -78,7 +78,7 @@ describe.skipIf(skip)('through PgBouncer in transaction pooling mode', () => {
   });
 
   it('applies each migration exactly once when 8 pools migrate the fresh database at the same time', async () => {
-    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: bouncer.url }, onIdleError: noop }));
+    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: bouncer.url }, onIdleError: noop }).pool);
     try {
       await Promise.all(pools.map(async (pool) => (await pool.connect()).release()));
       const { result: applied, maxSessions } = await sampled(() => Promise.all(pools.map((pool) => migrate(pool))));
