@@ -2,6 +2,7 @@
  * npm run bench [-- --quick]: measures the service against its own ceiling on this
  * machine, in one run, and writes BENCHMARKS.md. See BENCHMARKS.md for the method.
  */
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
@@ -9,6 +10,8 @@ import { encodeCursor } from '../src/pets/cursor.js';
 import { projectRoot } from '../src/paths.js';
 import { LIST, LIST_BY_STATUS } from '../src/pets/sql.js';
 import { createEmbeddedDatabase, createPostgresDatabase } from './bench/data.js';
+import { decompose, profiledCosts } from './bench/decomposition.js';
+import { compareSerializers } from './bench/serializers.js';
 import { measure, rounds as runRounds, type Arm, type Measurement } from './bench/load.js';
 import { pgliteBreakdown } from './bench/pgliteBreakdown.js';
 import { renderReport, type Report } from './bench/report.js';
@@ -138,6 +141,20 @@ async function main(): Promise<Report> {
     ].map(at);
     ceiling[connections] = await rounds(arms, settings.rounds, { seconds: settings.seconds, connections, pairs: true });
   }
+  log('Profiling the service (as shipped) and the ceiling, listPets at 32 connections…');
+  const profileOpts = { connections: 32, seconds: quick ? 3 : 10 };
+  const profiledService = await profiledCosts(
+    { name: 'service (profiled)', entry: 'src/server.ts', env: { ...serviceEnv, ...pgDb.env }, readyPath: '/readyz' },
+    (baseUrl) => ({ name: 'service', url: `${baseUrl}/v1/pets?limit=20`, headers: auth(pgDb.key) }),
+    profileOpts,
+  );
+  const profiledCeiling = await profiledCosts(
+    { name: 'ceiling (profiled)', entry: 'scripts/bench/baselineServer.ts', env: pgDb.env, readyPath: '/pets/1' },
+    (baseUrl) => ({ name: 'ceiling', url: `${baseUrl}/pets?limit=20` }),
+    profileOpts,
+  );
+  const decomposition = decompose(profiledService.costs, profiledCeiling.costs);
+
   log('Scraping /metrics after the ceiling runs…');
   const metricsExcerpt = await scrapeMetrics(service.metricsUrl);
 
@@ -170,6 +187,15 @@ async function main(): Promise<Report> {
   log(`Scale: ${SCALE_PETS.toLocaleString('en')} pets…`);
   const scale = await scaleWithData(rate);
 
+  log('Serializers: a listPets page by fast-json-stringify and by JSON.stringify…');
+  const serializers = compareSerializers(quick ? 2 : 5, quick ? 50_000 : 200_000);
+
+  log('Log writers: CPU per request line…');
+  const logWriters = await runNode(['--import', 'tsx', 'scripts/bench/logWriters.ts', '--lines', quick ? '20000' : '100000', '--rounds', quick ? '2' : '5']);
+
+  log('The index of issued API keys: memory for a million keys…');
+  const keyIndex = JSON.parse(await runNode(['--expose-gc', '--import', 'tsx', 'scripts/bench/keyIndexMemory.ts', '1000000'])) as Report['keyIndex'];
+
   log('PGlite, layer by layer…');
   const pglite = await pgliteBreakdown({ pets: SMALL_PETS, seconds: 1, rounds: quick ? 2 : 3, log, adminUrl });
 
@@ -180,6 +206,7 @@ async function main(): Promise<Report> {
     durationSeconds: (Date.now() - started) / 1000,
     ceiling,
     metricsExcerpt,
+    decomposition,
     throughput,
     latency,
     latencyRate: rate,
@@ -187,6 +214,9 @@ async function main(): Promise<Report> {
     burst,
     scale,
     pglite,
+    logWriters: logWriters.trim(),
+    serializers,
+    keyIndex,
     peakRss,
     versions: await versions(),
     pets: SMALL_PETS,
@@ -280,6 +310,13 @@ async function scaleWithData(rate: number) {
   };
   await t.stop();
   return { pets: SCALE_PETS, seedSeconds, arms: arms.map((a) => a.name), latency, plans };
+}
+
+/** Runs node with `args` in the repo; its stdout (it must exit 0). */
+function runNode(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, args, { cwd: projectRoot, maxBuffer: 1 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(`node ${args.join(' ')}: ${stderr}`)) : resolve(stdout))),
+  );
 }
 
 async function versions() {

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import type { DecompositionRow } from './decomposition.js';
 import type { Measurement } from './load.js';
 import { renderPgliteBreakdown, type PgliteBreakdown } from './pgliteBreakdown.js';
 import { renderProfiles } from './profileReport.js';
@@ -14,6 +15,8 @@ export interface Report {
   ceiling: Record<number, Results>;
   /** Lines of the service's /metrics, scraped after the ceiling runs. */
   metricsExcerpt: string;
+  /** Where the service's CPU per request goes against the ceiling's, from CPU profiles of listPets at 32 connections. */
+  decomposition: DecompositionRow[];
   pets: number;
   throughput: Results;
   latency: Results;
@@ -22,6 +25,10 @@ export interface Report {
   burst: Record<string, Measurement[]>;
   scale: { pets: number; seedSeconds: number; arms: string[]; latency: Results; plans: Record<string, string> };
   pglite: PgliteBreakdown;
+  /** The table `npm run bench:logs` prints. */
+  logWriters: string;
+  serializers: Array<{ name: string; ns: number; bytes: number }>;
+  keyIndex: { keys: number; bytes: number; bytesPerKey: number };
   peakRss: Record<string, number>;
   versions: { node: string; postgres: string; pglite: string };
 }
@@ -162,6 +169,19 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
     for (const [name, ms] of r.ceiling[c]!) out(ceilingRow(name, ms));
     out();
   }
+  out('## Where the difference goes');
+  out();
+  out('listPets (limit 20) at 32 connections, the service as shipped and the ceiling each profiled (`node --cpu-prof`) for the same load, after a warm-up. Each profile sample is charged to the innermost frame of its stack that belongs to a cost (a statement sent from a handler is the database client\'s; the `JSON.stringify` inside Fastify\'s serializer is serialization), µs of busy time per request. Profiled wall time in a busy process, not CPU: a sample taken while the process waits for a core counts where it waits (often `writev`), so compare the rows, not the totals with the CPU columns above.');
+  out();
+  out('| cost | service µs/request | ceiling µs/request | difference |');
+  out('|---|---:|---:|---:|');
+  let totals = [0, 0];
+  for (const d of r.decomposition) {
+    totals = [totals[0]! + d.service, totals[1]! + d.ceiling];
+    out(`| ${d.cost} | ${fmt(d.service, 1)} | ${fmt(d.ceiling, 1)} | ${fmt(d.service - d.ceiling, 1)} |`);
+  }
+  out(`| **total** | ${fmt(totals[0]!, 1)} | ${fmt(totals[1]!, 1)} | ${fmt(totals[0]! - totals[1]!, 1)} |`);
+  out();
   out('## /metrics after the runs above');
   out();
   out('An excerpt of what `curl /metrics` answered the service after the ceiling runs (buckets of one series only):');
@@ -216,6 +236,26 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
     out('```');
     out();
   }
+  out('## Response serialization');
+  out();
+  out('A listPets page of 20 pets, in this process (`scripts/bench/serializers.ts`), medians of paired rounds. The API writes bodies with JSON.stringify (`src/api/plugin.ts`): fast-json-stringify, which Fastify compiles from the response schema by default, is faster per page but allocates several times more, and allocation per request is what the service had most in excess of the ceiling. Repositories return exactly the document\'s fields, and the tests validate every response against the document.');
+  out();
+  out('| serializer | ns per page | bytes allocated per page |');
+  out('|---|---:|---:|');
+  for (const x of r.serializers) out(`| ${x.name} | ${fmt(x.ns, 0)} | ${fmt(x.bytes, 0)} |`);
+  out();
+  out('## Log writers');
+  out();
+  out('What one request line costs through each way pino can write it (`npm run bench:logs`: whole-process CPU per line, the lines written to a file). The service uses the first: `src/logging/batchedLines.ts`.');
+  out();
+  out('```');
+  out(r.logWriters);
+  out('```');
+  out();
+  out('## The index of issued API keys');
+  out();
+  out(`Each instance keeps a 52-bit prefix of every issued key\'s hash in memory (\`src/auth/keyIndex.ts\`), so that a key nobody issued is refused without a database lookup: ${r.keyIndex.keys.toLocaleString('en')} keys take ${fmt(r.keyIndex.bytes / 2 ** 20, 1)} MiB of heap (${fmt(r.keyIndex.bytesPerKey, 0)} bytes a key; \`scripts/bench/keyIndexMemory.ts\`).`);
+  out();
   out(renderPgliteBreakdown(r.pglite));
   out();
   out('## Peak memory');
