@@ -9,7 +9,7 @@ import { loadDocument } from '../../src/openapi/document.js';
 import { median } from './stats.js';
 
 const doc = loadDocument();
-const { schemas } = (doc as { components: { schemas: Record<string, object> } }).components;
+const { schemas } = (doc as unknown as { components: { schemas: Record<string, object> } }).components;
 // listPets' 200 body, with the document's schemas beside it so that its $ref resolves.
 const serializer = build({ type: 'array', items: { $ref: '#/components/schemas/Pet' }, components: { schemas } } as never);
 const page = Array.from({ length: 20 }, (_, i) => ({ id: 1000 + i, name: `Pet ${i}`, categoryId: 1 + (i % 5), status: 'available' }));
