@@ -30,7 +30,8 @@ type WatchedClient = pg.PoolClient & { [sending]: number[]; connection?: { strea
  * is timed once, for whoever observes them, and a statement left unanswered for `timeoutMs`
  * (a database that hangs or a network that drops packets without a reset) ends its
  * connection, which fails it and everything queued behind it.
- * Instead of pg's own query_timeout: it sets a timer per statement, and under load those
+ * Hand-built: pg 8 has no query hook or diagnostics channel, and @opentelemetry/instrumentation-pg
+ * times statements only into OpenTelemetry, only while loaded. Instead of pg's own query_timeout: it sets a timer per statement, and under load those
  * timers kept each statement's rows alive past young-generation collections (scavenges ~7×
  * costlier, ~1 MB promoted per scavenge, measured with --trace-gc at 32 connections).
  */
