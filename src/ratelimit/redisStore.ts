@@ -1,3 +1,4 @@
+// Hand-built: no library (rate-limiter-flexible 11.4 tried: 1.8× the service's CPU per request) reserves requests in batches or carries counts across a Redis outage (a fallback seeded from Redis, handed back after).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EventEmitter } from 'node:events';
