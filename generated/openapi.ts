@@ -21,6 +21,8 @@ export interface paths {
          *     the next page, which keeps the same `limit` and `status`. Pages are
          *     stable under concurrent inserts: an animal is never listed twice, and
          *     animals created after the first page was read appear on later pages.
+         *     An animal's `status` changes with its adoption orders; the `status`
+         *     filter applies to each page as it is read.
          */
         get: operations["listPets"];
         put?: never;
@@ -72,6 +74,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your adoption orders (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Returns the orders placed with the calling API key, never another
+         *     key's, ordered by `id` ascending (newest last), at most `limit` of
+         *     them, optionally only those with the given `status`.
+         *
+         *     Paginated exactly as `listPets`: when more orders follow, the response
+         *     has a `Link: <...>; rel="next"` header with the absolute URL of the next
+         *     page, which keeps the same `limit` and `status`. An order is never
+         *     listed twice, and orders placed after the first page was read appear
+         *     on later pages. The `status` filter applies to each page as it is read:
+         *     an order whose status changes while you page is listed as it is then,
+         *     or not at all if it no longer matches.
+         */
+        get: operations["listOrders"];
+        put?: never;
+        /**
+         * Place an adoption order (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Places an order for an `available` animal: the order is `placed` and
+         *     the animal becomes `pending`, in one transaction. The order belongs to
+         *     the calling API key. An animal has at most one `placed` order: of
+         *     concurrent orders for one animal, from any keys, exactly one succeeds
+         *     and the others get `409 pet_not_available`.
+         *
+         *     `404 pet_not_found` when no animal has this `petId`; `409
+         *     pet_not_available` when the animal is `pending` or `sold`. Nothing
+         *     changes when the request is rejected.
+         *
+         *     Send an `Idempotency-Key` to retry safely, as for `createPet`: a retry
+         *     with the same key and the same body returns the original response
+         *     (with `Idempotent-Replayed: true`; the order as it was when placed)
+         *     without placing another order; the same key with a different body gets
+         *     `422`. Keys are scoped to the API key and the operation (a key used for
+         *     `createPet` is another key here) and kept for at least 24 hours. An
+         *     error answer is not saved: a retry after one runs afresh.
+         */
+        post: operations["placeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of your adoption orders (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Returns an order placed with the calling API key. Another key's order
+         *     gets `404 order_not_found`, exactly as an order that does not exist.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an adoption order (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Moves a `placed` order to `completed` and its animal from `pending` to
+         *     `sold`, in one transaction, and returns the updated order. Any other
+         *     state gets `409 invalid_order_transition` naming the order's state and
+         *     the one asked for, and changes nothing: of a concurrent complete and
+         *     cancel of one order, exactly one succeeds. A retry of a complete that
+         *     succeeded gets `409` (from `completed` to `completed`). Another key's
+         *     order gets `404 order_not_found`. It takes no request body (a JSON body
+         *     sent anyway is ignored).
+         */
+        post: operations["completeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an adoption order (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Moves a `placed` order to `cancelled` and its animal from `pending`
+         *     back to `available`, in one transaction, and returns the updated order.
+         *     Any other state gets `409 invalid_order_transition` naming the order's
+         *     state and the one asked for, and changes nothing: of a concurrent
+         *     complete and cancel of one order, exactly one succeeds. Another key's
+         *     order gets `404 order_not_found`. It takes no request body (a JSON body
+         *     sent anyway is ignored).
+         */
+        post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -94,6 +235,8 @@ export interface components {
         CategoryId: number;
         /**
          * @description The animal's availability; `available` when omitted on creation.
+         *     Adoption orders move it: placing an order makes it `pending`,
+         *     completing the order `sold`, cancelling it `available` again.
          * @default available
          * @enum {string}
          */
@@ -132,6 +275,65 @@ export interface components {
             status: components["schemas"]["PetStatus"];
         };
         /**
+         * @description Where an adoption order stands. A new order is `placed` (its animal
+         *     `pending`); `completeOrder` moves it to `completed` (the animal `sold`),
+         *     `cancelOrder` to `cancelled` (the animal `available` again). `completed`
+         *     and `cancelled` are final.
+         * @enum {string}
+         */
+        OrderStatus: "placed" | "completed" | "cancelled";
+        /**
+         * @description An adoption order to place. Unknown properties are rejected.
+         * @example {
+         *       "petId": 42
+         *     }
+         */
+        NewOrder: {
+            /**
+             * Format: int64
+             * @description The animal to adopt; it must be `available`.
+             * @example 42
+             */
+            petId: number;
+        };
+        /**
+         * @description An adoption order, as stored. It belongs to the API key that placed it.
+         * @example {
+         *       "id": 17,
+         *       "petId": 42,
+         *       "status": "placed",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "updatedAt": "2026-11-24T12:00:00.000Z"
+         *     }
+         */
+        Order: {
+            /**
+             * Format: int64
+             * @description Unique identifier assigned by the service when the order is placed.
+             * @example 17
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @description The animal ordered.
+             * @example 42
+             */
+            petId: number;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description When the order was placed (UTC, millisecond precision).
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the order last changed status; `createdAt` until then.
+             * @example 2026-11-24T12:05:00.000Z
+             */
+            updatedAt: string;
+        };
+        /**
          * @description Machine-readable error code. New codes may be added within `/v1`;
          *     treat an unknown code by its HTTP status.
          *
@@ -144,10 +346,13 @@ export interface components {
          *     | `unauthorized` | 401 | The API key is missing, malformed, unknown or revoked. |
          *     | `not_found` | 404 | No such route. |
          *     | `pet_not_found` | 404 | No animal has this identifier. |
+         *     | `order_not_found` | 404 | No order of the calling API key has this identifier. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `request_timeout` | 408 | The request took too long to arrive. |
          *     | `expectation_failed` | 417 | The request's `Expect` header asks for something other than `100-continue`. |
          *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
+         *     | `pet_not_available` | 409 | The animal to order is `pending` or `sold`. |
+         *     | `invalid_order_transition` | 409 | The order's status does not allow the transition asked for. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
          *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
@@ -160,7 +365,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -462,9 +667,357 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /** @description The order. */
+        OrderFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Order"];
+            };
+        };
+        /** @description The order, moved to its new status together with its animal. */
+        OrderChanged: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Order"];
+            };
+        };
+        /**
+         * @description The request is invalid: a parameter or body field is missing, has the
+         *     wrong type or is out of range (`validation_failed`), the body is not
+         *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
+         *     The message names the offending field.
+         */
+        OrderBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "validation_failed",
+                 *       "message": "body/petId must be integer",
+                 *       "status": 400
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The API key is missing, malformed, unknown or revoked. */
+        OrderUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "Missing or invalid API key.",
+                 *       "status": 401
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description No order of the calling API key has this identifier (`order_not_found`):
+         *     it does not exist, or another key placed it.
+         */
+        OrderNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "order_not_found",
+                 *       "message": "Order 17 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description No animal has the `petId` of the body (`pet_not_found`). */
+        OrderPetNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "pet_not_found",
+                 *       "message": "Pet 42 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The animal is not `available`: it is `pending` (another order holds it)
+         *     or `sold` (`pet_not_available`). Or a request with this `Idempotency-Key`
+         *     is still being processed and did not finish within 3 seconds
+         *     (`idempotency_key_in_use`): retry later.
+         */
+        OrderPetConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "pet_not_available",
+                 *       "message": "Pet 42 is pending, not available.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The order's status does not allow this transition
+         *     (`invalid_order_transition`): only a `placed` order can be completed or
+         *     cancelled. The message names the order's status and the one asked for.
+         *     Nothing changed.
+         */
+        OrderTransitionConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "invalid_order_transition",
+                 *       "message": "Order 17 cannot go from cancelled to completed: only a placed order can.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The request body is larger than 64 KiB. */
+        OrderPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "payload_too_large",
+                 *       "message": "Request body is larger than 65536 bytes.",
+                 *       "status": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The request body is not `application/json` in UTF-8. */
+        OrderUnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unsupported_media_type",
+                 *       "message": "Content-Type must be application/json.",
+                 *       "status": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+        OrderIdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "This Idempotency-Key was used with a different request body.",
+                 *       "status": 422
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description A rate limit was exceeded (`rate_limited`), or the caller is
+         *     temporarily banned for continuing after being refused
+         *     (`temporarily_banned`). Wait `Retry-After` seconds.
+         */
+        OrderTooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rate_limited",
+                 *       "message": "Rate limit of 60 requests per minute exceeded.",
+                 *       "status": 429
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description An unexpected error. The body never contains internals. */
+        OrderInternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "internal_error",
+                 *       "message": "Internal server error.",
+                 *       "status": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description A backing service (the database) is unavailable, or this instance is
+         *     shutting down. Retry after `Retry-After` seconds. Work the database
+         *     cancelled (past its statement or lock timeout) was rolled back: the
+         *     order and its animal are as they were. Only when the connection was
+         *     lost while committing can the change have happened anyway: read the
+         *     order (`getOrder`), or retry `placeOrder` with the same
+         *     `Idempotency-Key`, to know. When the API key could not be verified
+         *     because the database is unavailable, the request is not counted against
+         *     any quota and carries no rate-limit fields.
+         */
+        OrderServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "Retry-After": components["headers"]["Retry-After"];
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "X-RateLimit-Limit"?: number;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "X-RateLimit-Reset"?: number;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                "RateLimit-Policy"?: string;
+                /** @description As on other responses; absent when the caller could not be identified. */
+                RateLimit?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "service_unavailable",
+                 *       "message": "The service is temporarily unavailable. Retry later.",
+                 *       "status": 503
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
     };
     parameters: {
-        /** @description Maximum number of animals returned. */
+        /** @description Maximum number of results (animals, orders) returned. */
         Limit: number;
         /** @description Return only animals with this status. */
         StatusFilter: "available" | "pending" | "sold";
@@ -481,6 +1034,10 @@ export interface components {
          *     1 to 255 visible ASCII characters.
          */
         IdempotencyKey: string;
+        /** @description Return only orders with this status. */
+        OrderStatusFilter: "placed" | "completed" | "cancelled";
+        /** @description Identifier of the order. */
+        OrderId: number;
         /** @description Identifier of the animal. */
         PetId: number;
     };
@@ -488,10 +1045,19 @@ export interface components {
     headers: {
         /** @description Absolute URL of the created animal, `PUBLIC_BASE_URL` + `/v1/pets/{id}`. */
         Location: string;
+        /** @description Absolute URL of the placed order, `PUBLIC_BASE_URL` + `/v1/store/orders/{id}`. */
+        OrderLocation: string;
+        /**
+         * @description `experimental` on every response of an experimental operation, its
+         *     errors included: the operation may change incompatibly, or be removed,
+         *     within `/v1` (see Stability in the API description). Stable operations
+         *     do not send it.
+         */
+        "API-Stability": "experimental";
         /** @description `true` when this response is the saved response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
         /**
-         * @description Present only when more animals follow: the absolute URL of the next
+         * @description Present only when more results follow: the absolute URL of the next
          *     page with `rel="next"` (RFC 8288).
          */
         NextPageLink: string;
@@ -538,7 +1104,7 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned. */
+                /** @description Maximum number of results (animals, orders) returned. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Return only animals with this status. */
                 status?: components["parameters"]["StatusFilter"];
@@ -811,6 +1377,180 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+        };
+    };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of results (animals, orders) returned. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Return only orders with this status. */
+                status?: components["parameters"]["OrderStatusFilter"];
+                /**
+                 * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+                 *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+                 *     is). Omit it for the first page. A cursor that was not produced by the service
+                 *     gets `400` with the code `invalid_cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your orders. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    Link: components["headers"]["NextPageLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"][];
+                };
+            };
+            400: components["responses"]["OrderBadRequest"];
+            401: components["responses"]["OrderUnauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["OrderTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["OrderInternalError"];
+            503: components["responses"]["OrderServiceUnavailable"];
+        };
+    };
+    placeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique value chosen by the client (a UUID, for example) that makes
+                 *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
+                 *     1 to 255 visible ASCII characters.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description Order placed; the animal is now `pending`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    Location: components["headers"]["OrderLocation"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["OrderBadRequest"];
+            401: components["responses"]["OrderUnauthorized"];
+            404: components["responses"]["OrderPetNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OrderPetConflict"];
+            413: components["responses"]["OrderPayloadTooLarge"];
+            415: components["responses"]["OrderUnsupportedMediaType"];
+            422: components["responses"]["OrderIdempotencyKeyReused"];
+            429: components["responses"]["OrderTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["OrderInternalError"];
+            503: components["responses"]["OrderServiceUnavailable"];
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderFound"];
+            400: components["responses"]["OrderBadRequest"];
+            401: components["responses"]["OrderUnauthorized"];
+            404: components["responses"]["OrderNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["OrderTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["OrderInternalError"];
+            503: components["responses"]["OrderServiceUnavailable"];
+        };
+    };
+    completeOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderChanged"];
+            400: components["responses"]["OrderBadRequest"];
+            401: components["responses"]["OrderUnauthorized"];
+            404: components["responses"]["OrderNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OrderTransitionConflict"];
+            413: components["responses"]["OrderPayloadTooLarge"];
+            415: components["responses"]["OrderUnsupportedMediaType"];
+            429: components["responses"]["OrderTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["OrderInternalError"];
+            503: components["responses"]["OrderServiceUnavailable"];
+        };
+    };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderChanged"];
+            400: components["responses"]["OrderBadRequest"];
+            401: components["responses"]["OrderUnauthorized"];
+            404: components["responses"]["OrderNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OrderTransitionConflict"];
+            413: components["responses"]["OrderPayloadTooLarge"];
+            415: components["responses"]["OrderUnsupportedMediaType"];
+            429: components["responses"]["OrderTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["OrderInternalError"];
+            503: components["responses"]["OrderServiceUnavailable"];
         };
     };
 }

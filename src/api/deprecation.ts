@@ -1,5 +1,3 @@
-import type { onSendHookHandler } from 'fastify';
-
 export interface DeprecationInfo {
   /** When the operation was deprecated (ISO 8601). */
   since: string;
@@ -15,13 +13,5 @@ export function deprecationHeaders(info: DeprecationInfo): Record<string, string
     deprecation: `@${Math.floor(Date.parse(info.since) / 1000)}`,
     sunset: new Date(info.sunset).toUTCString(),
     link: `<${info.successorUrl}>; rel="successor-version"`,
-  };
-}
-
-export function addDeprecationHeaders(info: DeprecationInfo): onSendHookHandler {
-  const headers = deprecationHeaders(info); // computed once, at start-up
-  return (_request, reply, payload, done) => {
-    reply.headers(headers);
-    done(null, payload);
   };
 }

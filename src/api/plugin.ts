@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { notFound } from '../errors/plugin.js';
 import { operationsById, type OpenApiDocument } from '../openapi/document.js';
-import type { OperationId } from '../openapi/operationTypes.js';
+import type { OperationHandlers, OperationId } from '../openapi/operationTypes.js';
+import { orderHandlers } from '../orders/handlers.js';
+import { ordersRepository } from '../orders/repository.js';
 import { petHandlers } from '../pets/handlers.js';
 import { petsRepository } from '../pets/repository.js';
 import { apiGate } from './gate.js';
@@ -45,15 +47,24 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const operations = operationsById(doc);
   const pathOf = (operationId: OperationId) => operations.get(operationId)!.path;
   // Built once: handlers only append an id or a query.
-  const [petUrlHead, petUrlTail] = urlOf(pathOf('getPet')).split('{petId}') as [string, string];
-  const listUrl = urlOf(pathOf('listPets'));
-  const handlers = petHandlers({
-    pets: petsRepository(app.database.pool),
-    urls: {
-      pet: (id) => `${petUrlHead}${id}${petUrlTail}`,
-      list: (query) => `${listUrl}?${query}`,
-    },
-  });
+  const idUrl = (operationId: OperationId, param: string) => {
+    const [head, tail] = urlOf(pathOf(operationId)).split(`{${param}}`) as [string, string];
+    return (id: number) => `${head}${id}${tail}`;
+  };
+  const queryUrl = (operationId: OperationId) => {
+    const url = urlOf(pathOf(operationId));
+    return (query: string) => `${url}?${query}`;
+  };
+  const handlers = {
+    ...petHandlers({
+      pets: petsRepository(app.database.pool),
+      urls: { pet: idUrl('getPet', 'petId'), list: queryUrl('listPets') },
+    }),
+    ...orderHandlers({
+      orders: ordersRepository(app.database.pool),
+      urls: { order: idUrl('getOrder', 'orderId'), list: queryUrl('listOrders') },
+    }),
+  } satisfies OperationHandlers;
   await operationRoutes(app, { doc, handlers, operationUrl: (entry) => urlOf(entry.path) });
   methodNotAllowedRoutes(app, doc);
   app.setNotFoundHandler(notFound);

@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { requireApiKey } from '../auth/plugin.js';
 import { errors } from '../errors/apiError.js';
 import { operationsById, type OpenApiDocument, type OperationEntry } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';
-import { addDeprecationHeaders } from './deprecation.js';
+import { deprecationHeaders } from './deprecation.js';
+import { stabilityHeaders } from './stability.js';
 
 export interface RoutesOptions {
   doc: OpenApiDocument;
@@ -15,8 +16,8 @@ export interface RoutesOptions {
 
 /**
  * Wires every operation of openapi.yaml to its handler through fastify-openapi-glue.
- * Security and deprecation are read from the document here, per operation: the glue's
- * own security handlers would run after validation, and authentication must come first.
+ * Security, deprecation and stability are read from the document here, per operation: the
+ * glue's own security handlers would run after validation, and authentication must come first.
  */
 export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions): Promise<void> {
   // Typed per operation in pets/; the glue hands each one its validated request.
@@ -28,6 +29,16 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
   function routeOptions(operationId: string): Partial<RouteOptions> {
     const entry = operations.get(operationId)!;
     const deprecation = entry.operation['x-deprecation'];
+    // On every response of the operation, errors included (a route's onSend runs for them too).
+    const headers = {
+      ...(deprecation &&
+        deprecationHeaders({
+          since: deprecation.since,
+          sunset: deprecation.sunset,
+          successorUrl: opts.operationUrl(operations.get(deprecation.successor)!),
+        })),
+      ...stabilityHeaders(entry.operation),
+    };
     const bodyRequired = (entry.operation.requestBody as { required?: boolean } | undefined)?.required === true;
     return {
       handler: handlers[operationId]!,
@@ -38,13 +49,7 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       onRequest: requiredSchemes(opts.doc, entry).length > 0 ? [requireApiKey] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
       ...(bodyRequired && { preValidation: requireBody }),
-      ...(deprecation && {
-        onSend: addDeprecationHeaders({
-          since: deprecation.since,
-          sunset: deprecation.sunset,
-          successorUrl: opts.operationUrl(operations.get(deprecation.successor)!),
-        }),
-      }),
+      ...(Object.keys(headers).length > 0 && { onSend: addHeaders(headers) }),
     };
   }
 
@@ -52,6 +57,14 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
     specification: structuredClone(opts.doc), // the glue dereferences in place
     operationResolver: routeOptions as never,
   });
+}
+
+/** Sets the same headers (computed once, at start-up) on every response of a route. */
+function addHeaders(headers: Record<string, string>): onSendHookHandler {
+  return (_request, reply, payload, done) => {
+    reply.headers(headers);
+    done(null, payload);
+  };
 }
 
 async function requireBody(request: FastifyRequest): Promise<void> {

@@ -2,7 +2,7 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
-/** What a browser app on another origin may read of a response: pagination, limits, ids, deprecation. */
+/** What a browser app on another origin may read of a response: pagination, limits, ids, deprecation, stability. */
 const EXPOSED = [
   'Link',
   'Location',
@@ -16,6 +16,7 @@ const EXPOSED = [
   'Deprecation',
   'Sunset',
   'Idempotent-Replayed',
+  'API-Stability',
 ];
 
 export interface CorsOptions {

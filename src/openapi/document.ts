@@ -8,6 +8,8 @@ export interface OperationObject {
   deprecated?: boolean;
   security?: Array<Record<string, string[]>>;
   'x-deprecation'?: { since: string; sunset: string; successor: string };
+  /** Redocly's badges; one named `Experimental` marks the operation experimental (api/stability.ts). */
+  'x-badges'?: Array<{ name: string; color?: string; position?: 'before' | 'after' }>;
   [key: string]: unknown;
 }
 

@@ -22,5 +22,8 @@ export type OperationHandler<K extends OperationId> = (
   reply: FastifyReply,
 ) => Promise<SuccessBody<K>>;
 
-/** One handler per operationId: a missing one fails type-checking. */
-export type OperationHandlers = { [K in OperationId]: OperationHandler<K> };
+/** One handler for each of these operations: a feature's map, checked with `satisfies`. */
+export type HandlersFor<K extends OperationId> = { [P in K]: OperationHandler<P> };
+
+/** One handler per operationId of the document: a missing one fails type-checking. */
+export type OperationHandlers = HandlersFor<OperationId>;

@@ -1,4 +1,4 @@
-import type { OperationHandlers } from '../openapi/operationTypes.js';
+import type { HandlersFor } from '../openapi/operationTypes.js';
 import { createPet } from './createPet.js';
 import { getPet } from './getPet.js';
 import { listPets } from './listPets.js';
@@ -10,11 +10,11 @@ export interface PetHandlerDeps {
   urls: PetUrls;
 }
 
-/** The map from operationId to handler; `satisfies` makes a missing operation a type error. */
+/** The map from operationId to handler for the pet operations; `satisfies` makes a missing one a type error. */
 export function petHandlers(deps: PetHandlerDeps) {
   return {
     listPets: listPets(deps),
     createPet: createPet(deps),
     getPet: getPet(deps),
-  } satisfies OperationHandlers;
+  } satisfies HandlersFor<'listPets' | 'createPet' | 'getPet'>;
 }

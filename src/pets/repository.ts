@@ -41,14 +41,10 @@ export function petsRepository(pool: pg.Pool) {
      * transaction, or returns the response saved earlier under that key.
      */
     async createIdempotent(pet: NewPet, scope: IdempotencyScope): Promise<{ saved: SavedResponse<Pet>; replayed: boolean }> {
-      return withTransaction(pool, async (client) => {
+      return withTransaction(pool, (client) =>
         // Claimed before the id-order lock is taken, so waiting on a twin holds up no other create.
-        if (!(await idempotencyStore.claim(client, scope))) {
-          return { saved: await idempotencyStore.saved<Pet>(client, scope), replayed: true };
-        }
-        const created = (await client.query<Pet>(INSERT, petValues(pet))).rows[0]!;
-        return { saved: await idempotencyStore.save(client, scope, 201, created), replayed: false };
-      });
+        idempotencyStore.once(client, scope, 201, async () => (await client.query<Pet>(INSERT, petValues(pet))).rows[0]!),
+      );
     },
 
     async get(id: number): Promise<Pet | undefined> {
