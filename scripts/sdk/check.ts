@@ -10,8 +10,17 @@ import { startServer } from '../lib/processes.js';
 import { scratchDir } from '../lib/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
 
-const STEPS = ['list', 'create', 'get', 'errors'] as const;
-const HEADINGS = ['Language', 'Generation warnings', 'list/pages', 'create/replay', 'get (deprecated)', 'typed errors'];
+const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts'] as const;
+const HEADINGS = [
+  'Language',
+  'Generation warnings',
+  'list/pages',
+  'create/replay',
+  'get (deprecated)',
+  'typed errors',
+  'orders (experimental)',
+  'order errors',
+];
 const sdkDir = path.join(projectRoot, 'scripts', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');
 const openapiTypescript = path.join(projectRoot, 'node_modules', '.bin', 'openapi-typescript');

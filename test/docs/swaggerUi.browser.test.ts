@@ -51,8 +51,11 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The tag each operation is listed under in openapi.yaml (Swagger UI groups, and names blocks, by it). */
+const tagOf = (operationId: string) => (/Order/.test(operationId) ? 'orders' : 'pets');
+
 /** An operation's block, found by operationId (Swagger UI's id is `operations-<tag>-<operationId>`). */
-const operation = (page: Page, operationId: string) => page.locator(`#operations-pets-${operationId}`);
+const operation = (page: Page, operationId: string) => page.locator(`#operations-${tagOf(operationId)}-${operationId}`);
 
 /** Opens an operation and switches it to "Try it out". */
 async function tryItOut(page: Page, operationId: string): Promise<Locator> {
@@ -116,7 +119,7 @@ describe('Swagger UI in a real browser', () => {
     expect(res.headers.get('cache-control')).toBeNull();
   });
 
-  it('works on first click: authorize (kept across a reload), list, create twice, get the deprecated operation', async () => {
+  it('works on first click: authorize (kept across a reload), list, create twice, get the deprecated operation, place and complete an order', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(WAIT);
@@ -201,6 +204,26 @@ describe('Swagger UI in a real browser', () => {
       expect(got.body).toEqual(created[1]);
       const response = await got.request.response();
       expect(response?.headers()['deprecation']).toMatch(/^@\d+$/);
+
+      // The experimental adoption orders, marked so in the summary: order the first animal, then complete the order.
+      for (const id of ['placeOrder', 'listOrders', 'getOrder', 'completeOrder', 'cancelOrder']) {
+        expect(await operation(page, id).locator('.opblock-summary-description').textContent(), id).toMatch(/\(experimental\)$/);
+      }
+      const place = await tryItOut(page, 'placeOrder');
+      expect(await place.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).toBe('');
+      await place.locator('textarea.body-param__text').fill(JSON.stringify({ petId: created[0].id }, null, 2));
+      const placed = await execute(page, place, '06-placeOrder-201.png');
+      expect(placed.status, JSON.stringify(placed.body)).toBe('201');
+      expect(placed.body).toMatchObject({ petId: created[0].id, status: 'placed' });
+      expect((await placed.request.response())?.headers()['api-stability']).toBe('experimental');
+
+      const complete = await tryItOut(page, 'completeOrder');
+      await complete.locator('tr[data-param-name="orderId"] input').fill(String(placed.body.id));
+      const completed = await execute(page, complete, '07-completeOrder-200.png');
+      expect(completed.status, JSON.stringify(completed.body)).toBe('200');
+      expect(completed.body).toEqual({ ...placed.body, status: 'completed', updatedAt: expect.any(String) });
+      const pet = await server.api.GET('/pets/{petId}', { params: { path: { petId: created[0].id } } });
+      expect(pet.data?.status).toBe('sold');
     } finally {
       await context.close();
     }

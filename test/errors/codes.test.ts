@@ -32,4 +32,8 @@ describe('the document', () => {
   it('offers the same statuses to filter by as a pet can have (the filter has no default, so it spells them out)', () => {
     expect(doc.components.parameters.StatusFilter.schema.enum).toEqual(doc.components.schemas.PetStatus.enum);
   });
+
+  it('offers the same statuses to filter orders by as an order can have', () => {
+    expect(doc.components.parameters.OrderStatusFilter.schema.enum).toEqual(doc.components.schemas.OrderStatus.enum);
+  });
 });

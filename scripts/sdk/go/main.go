@@ -154,4 +154,89 @@ func main() {
 		}
 		return "", errors.New("no 429 after 8 requests with the tiny-quota key")
 	})
+	var orders []client.Order
+
+	step("orders", func() (string, error) {
+		for i := 0; i < 5; i++ {
+			pet, err := api.CreatePet(ctx, client.NewPet{Name: fmt.Sprintf("%s-order-%d", prefix, i), CategoryId: 1})
+			if err != nil {
+				return "", err
+			}
+			order, err := api.PlaceOrder(ctx, client.NewOrder{PetId: pet.Id})
+			if err != nil {
+				return "", err
+			}
+			if order.Status != client.OrderStatusPlaced || order.PetId != pet.Id {
+				return "", fmt.Errorf("placed %+v", order)
+			}
+			orders = append(orders, order)
+		}
+		limit := int64(2)
+		pages := 0
+		listed := map[int64]bool{}
+		var failure error
+		api.ListOrdersPages(ctx, &client.ListOrdersParams{Limit: &limit})(func(page []client.Order, err error) bool {
+			if err != nil {
+				failure = err
+				return false
+			}
+			pages++
+			for _, order := range page {
+				listed[order.Id] = true
+			}
+			return true
+		})
+		if failure != nil {
+			return "", failure
+		}
+		seen := 0
+		for _, order := range orders {
+			if listed[order.Id] {
+				seen++
+			}
+		}
+		if seen != 5 {
+			return "", fmt.Errorf("listed %d of 5 orders over %d pages", seen, pages)
+		}
+		got, headers, err := api.GetOrderWithHeaders(ctx, orders[0].Id)
+		if err != nil {
+			return "", err
+		}
+		if got.PetId != orders[0].PetId || got.Status != client.OrderStatusPlaced {
+			return "", fmt.Errorf("getOrder: %+v", got)
+		}
+		if headers.ApiStability == nil || *headers.ApiStability != "experimental" {
+			return "", fmt.Errorf("API-Stability: %v", headers.ApiStability)
+		}
+		if completed, err := api.CompleteOrder(ctx, orders[0].Id); err != nil || completed.Status != client.OrderStatusCompleted {
+			return "", fmt.Errorf("completeOrder: %v %v", completed.Status, err)
+		}
+		if cancelled, err := api.CancelOrder(ctx, orders[1].Id); err != nil || cancelled.Status != client.OrderStatusCancelled {
+			return "", fmt.Errorf("cancelOrder: %v %v", cancelled.Status, err)
+		}
+		sold, err := api.GetPet(ctx, orders[0].PetId)
+		if err != nil || sold.Status != client.PetStatusSold {
+			return "", fmt.Errorf("pet of the completed order: %v %v", sold.Status, err)
+		}
+		return fmt.Sprintf("5 placed, listed over %d pages, get, complete, cancel (API-Stability %s)", pages, *headers.ApiStability), nil
+	})
+
+	step("conflicts", func() (string, error) {
+		if len(orders) != 5 {
+			return "", errors.New("no orders placed")
+		}
+		_, err := api.PlaceOrder(ctx, client.NewOrder{PetId: orders[2].PetId})
+		if err := errorCode(err, 409, "pet_not_available"); err != nil {
+			return "", err
+		}
+		_, err = api.CompleteOrder(ctx, orders[1].Id)
+		if err := errorCode(err, 409, "invalid_order_transition"); err != nil {
+			return "", err
+		}
+		_, err = api.GetOrder(ctx, 999999999)
+		if err := errorCode(err, 404, "order_not_found"); err != nil {
+			return "", err
+		}
+		return "409 pet_not_available, 409 invalid_order_transition, 404 order_not_found", nil
+	})
 }

@@ -3,7 +3,11 @@
 import animalstoreapi.Client;
 import java.io.InputStream;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 public class Driver {
@@ -11,6 +15,7 @@ public class Driver {
     /** The last response, which ApiException does not carry: Retry-After is read from it. */
     static HttpResponse<InputStream> last;
     static Long created;
+    static final List<Client.Order> orders = new ArrayList<>();
 
     static Client client(String apiKey, String idempotencyKey) {
         Client.Config config = new Client.Config()
@@ -100,6 +105,40 @@ public class Driver {
                 }
             }
             throw new IllegalStateException("no 429 after 8 requests with the tiny-quota key");
+        });
+
+        step("orders", () -> {
+            for (int i = 0; i < 5; i++) {
+                var pet = api.createPet(new Client.NewPet(PREFIX + "-order-" + i, 1L, null));
+                var order = api.placeOrder(new Client.NewOrder(pet.id()));
+                check(order.status() == Client.OrderStatus.PLACED && order.petId().equals(pet.id()), "placed " + order);
+                orders.add(order);
+            }
+            int pages = 0;
+            Set<Long> listed = new HashSet<>();
+            for (var page : api.listOrdersPages(new Client.ListOrdersParams().limit(2L))) {
+                pages++;
+                for (var order : page) listed.add(order.id());
+            }
+            long seen = orders.stream().filter(o -> listed.contains(o.id())).count();
+            check(seen == 5, "listed " + seen + " of 5 orders over " + pages + " pages");
+            var got = api.getOrderWithHeaders(orders.get(0).id());
+            check(got.data().petId().equals(orders.get(0).petId()) && got.data().status() == Client.OrderStatus.PLACED, "getOrder: " + got.data());
+            Object stability = got.headers().get("apiStability");
+            check("experimental".equals(stability), "API-Stability: " + stability);
+            check(api.completeOrder(orders.get(0).id()).status() == Client.OrderStatus.COMPLETED, "completeOrder");
+            check(api.cancelOrder(orders.get(1).id()).status() == Client.OrderStatus.CANCELLED, "cancelOrder");
+            var sold = api.getPet(orders.get(0).petId());
+            check(sold.status() == Client.PetStatus.SOLD, "pet of the completed order: " + sold.status());
+            return "5 placed, listed over " + pages + " pages, get, complete, cancel (API-Stability " + stability + ")";
+        });
+
+        step("conflicts", () -> {
+            check(orders.size() == 5, "no orders placed");
+            expectError(409, "pet_not_available", () -> api.placeOrder(new Client.NewOrder(orders.get(2).petId())));
+            expectError(409, "invalid_order_transition", () -> api.completeOrder(orders.get(1).id()));
+            expectError(404, "order_not_found", () -> api.getOrder(999_999_999L));
+            return "409 pet_not_available, 409 invalid_order_transition, 404 order_not_found";
         });
     }
 }

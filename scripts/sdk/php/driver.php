@@ -8,7 +8,10 @@ require getenv('SDK_CLIENT');
 use AnimalStoreApi\ApiError;
 use AnimalStoreApi\Client;
 use AnimalStoreApi\Config;
+use AnimalStoreApi\NewOrder;
 use AnimalStoreApi\NewPet;
+use AnimalStoreApi\OrderStatus;
+use AnimalStoreApi\PetStatus;
 
 [$baseUrl, $key, $tinyKey, $prefix] = array_map('getenv', ['SDK_BASE_URL', 'SDK_KEY', 'SDK_TINY_KEY', 'SDK_PREFIX']);
 $last = null; // the last response (set by the middleware), which ApiError does not carry: Retry-After is read from it
@@ -107,4 +110,42 @@ step('errors', function () use ($api, $tinyKey): string {
         }
     }
     throw new \RuntimeException('no 429 after 8 requests with the tiny-quota key');
+});
+
+$orders = [];
+
+step('orders', function () use ($api, $prefix, &$orders): string {
+    for ($i = 0; $i < 5; $i++) {
+        $pet = $api->createPet(new NewPet(name: "$prefix-order-$i", categoryId: 1));
+        $order = $api->placeOrder(new NewOrder(petId: $pet->id));
+        check($order->status === OrderStatus::Placed && $order->petId === $pet->id, "placed order {$order->id}");
+        $orders[] = $order;
+    }
+    $pages = 0;
+    $listed = [];
+    foreach ($api->listOrdersPages(limit: 2) as $page) {
+        $pages++;
+        foreach ($page as $order) {
+            $listed[$order->id] = true;
+        }
+    }
+    $seen = count(array_filter($orders, fn ($order) => isset($listed[$order->id])));
+    check($seen === 5, "listed $seen of 5 orders over $pages pages");
+    $got = $api->getOrderWithHeaders($orders[0]->id);
+    check($got->data->petId === $orders[0]->petId && $got->data->status === OrderStatus::Placed, 'getOrder');
+    $stability = $got->headers['apiStability'] ?? null;
+    check($stability === 'experimental', 'API-Stability: ' . var_export($stability, true));
+    check($api->completeOrder($orders[0]->id)->status === OrderStatus::Completed, 'completeOrder');
+    check($api->cancelOrder($orders[1]->id)->status === OrderStatus::Cancelled, 'cancelOrder');
+    $sold = $api->getPet($orders[0]->petId);
+    check($sold->status === PetStatus::Sold, "pet of the completed order: {$sold->status->value}");
+    return "5 placed, listed over $pages pages, get, complete, cancel (API-Stability $stability)";
+});
+
+step('conflicts', function () use ($api, &$orders): string {
+    check(count($orders) === 5, 'no orders placed');
+    expectError(409, 'pet_not_available', fn () => $api->placeOrder(new NewOrder(petId: $orders[2]->petId)));
+    expectError(409, 'invalid_order_transition', fn () => $api->completeOrder($orders[1]->id));
+    expectError(404, 'order_not_found', fn () => $api->getOrder(999_999_999));
+    return '409 pet_not_available, 409 invalid_order_transition, 404 order_not_found';
 });

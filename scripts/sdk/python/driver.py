@@ -93,7 +93,44 @@ def errors():
     raise AssertionError("no 429 after 8 requests with the tiny-quota key")
 
 
+orders = []
+
+
+def place_list_change():
+    for i in range(5):
+        pet = api.create_pet(sdk.NewPet(name=f"{prefix}-order-{i}", category_id=1))
+        order = api.place_order(sdk.NewOrder(pet_id=pet.id))
+        check(order.status == "placed" and order.pet_id == pet.id, f"placed {order}")
+        orders.append(order)
+    pages = 0
+    listed = set()
+    for page in api.list_orders_pages(limit=2):
+        pages += 1
+        listed.update(order.id for order in page)
+    seen = sum(1 for order in orders if order.id in listed)
+    check(seen == 5, f"listed {seen} of 5 orders over {pages} pages")
+    got = api.get_order_with_headers(orders[0].id)
+    check(got.data.pet_id == orders[0].pet_id and got.data.status == "placed", f"getOrder: {got.data}")
+    stability = got.headers.get("api_stability")
+    check(stability == "experimental", f"API-Stability: {stability}")
+    check(api.complete_order(orders[0].id).status == "completed", "completeOrder")
+    check(api.cancel_order(orders[1].id).status == "cancelled", "cancelOrder")
+    sold = api.get_pet(orders[0].pet_id)
+    check(sold.status == "sold", f"pet of the completed order: {sold.status}")
+    return f"5 placed, listed over {pages} pages, get, complete, cancel (API-Stability {stability})"
+
+
+def conflicts():
+    check(len(orders) == 5, "no orders placed")
+    expect_error(409, "pet_not_available", lambda: api.place_order(sdk.NewOrder(pet_id=orders[2].pet_id)))
+    expect_error(409, "invalid_order_transition", lambda: api.complete_order(orders[1].id))
+    expect_error(404, "order_not_found", lambda: api.get_order(999_999_999))
+    return "409 pet_not_available, 409 invalid_order_transition, 404 order_not_found"
+
+
 step("list", list_pages)
 step("create", create_replay)
 step("get", get)
 step("errors", errors)
+step("orders", place_list_change)
+step("conflicts", conflicts)

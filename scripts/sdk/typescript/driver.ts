@@ -91,3 +91,44 @@ await step('errors', async () => {
   }
   throw new Error('no 429 after 8 requests with the tiny-quota key');
 });
+
+const orders: Array<{ id: number; petId: number }> = [];
+await step('orders', async () => {
+  for (let i = 0; i < 5; i++) {
+    const pet = await api.POST('/pets', { body: { name: `${prefix}-order-${i}`, categoryId: 1 } });
+    check(pet.data, `create pet ${i}: ${pet.error?.code}`);
+    const { data, error, response } = await api.POST('/store/orders', { body: { petId: pet.data.id } });
+    check(data?.status === 'placed', `placeOrder ${i}: ${response.status} ${error?.code}`);
+    orders.push(data);
+  }
+  let query: Record<string, string> | undefined = { limit: '2' };
+  let pages = 0;
+  const listed = new Set<number>();
+  while (query) {
+    const { data, error, response } = await api.GET('/store/orders', { params: { query: { ...query, limit: Number(query.limit) } } });
+    check(data, `page ${pages + 1}: ${error?.code}`);
+    pages++;
+    for (const order of data) listed.add(order.id);
+    query = nextQuery(response.headers.get('Link'));
+  }
+  check(orders.every((o) => listed.has(o.id)), `listed ${orders.filter((o) => listed.has(o.id)).length} of 5 orders over ${pages} pages`);
+  const got = await api.GET('/store/orders/{orderId}', { params: { path: { orderId: orders[0]!.id } } });
+  check(got.data?.petId === orders[0]!.petId && got.data.status === 'placed', `getOrder: ${got.error?.code}`);
+  const stability = got.response.headers.get('API-Stability');
+  check(stability === 'experimental', `API-Stability: ${stability}`);
+  const completed = await api.POST('/store/orders/{orderId}/complete', { params: { path: { orderId: orders[0]!.id } } });
+  check(completed.data?.status === 'completed', `completeOrder: ${completed.error?.code}`);
+  const cancelled = await api.POST('/store/orders/{orderId}/cancel', { params: { path: { orderId: orders[1]!.id } } });
+  check(cancelled.data?.status === 'cancelled', `cancelOrder: ${cancelled.error?.code}`);
+  const sold = await api.GET('/pets/{petId}', { params: { path: { petId: orders[0]!.petId } } });
+  check(sold.data?.status === 'sold', `pet of the completed order: ${sold.data?.status}`);
+  return `5 placed, listed over ${pages} pages, get, complete, cancel (API-Stability ${stability})`;
+});
+
+await step('conflicts', async () => {
+  check(orders.length === 5, 'no orders placed');
+  await expectError(409, 'pet_not_available', () => api.POST('/store/orders', { body: { petId: orders[2]!.petId } }));
+  await expectError(409, 'invalid_order_transition', () => api.POST('/store/orders/{orderId}/complete', { params: { path: { orderId: orders[1]!.id } } }));
+  await expectError(404, 'order_not_found', () => api.GET('/store/orders/{orderId}', { params: { path: { orderId: 999_999_999 } } }));
+  return '409 pet_not_available, 409 invalid_order_transition, 404 order_not_found';
+});
