@@ -20,7 +20,7 @@ export interface RoutesOptions {
  * glue's own security handlers would run after validation, and authentication must come first.
  */
 export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions): Promise<void> {
-  // Typed per operation in pets/; the glue hands each one its validated request.
+  // Typed per operation in the feature folders (pets/, orders/); the glue hands each one its validated request.
   const handlers = opts.handlers as unknown as Record<string, RouteOptions['handler']>;
   const operations = operationsById(opts.doc);
   const missing = [...operations.keys()].filter((id) => !(id in handlers));
