@@ -9,7 +9,7 @@ import pg from 'pg';
 import { encodeCursor } from '../src/pets/cursor.js';
 import { projectRoot } from '../src/paths.js';
 import { LIST, LIST_BY_STATUS } from '../src/pets/sql.js';
-import { createEmbeddedDatabase, createPostgresDatabase } from './bench/data.js';
+import { createEmbeddedDatabase, createPostgresDatabase, seedOrders } from './bench/data.js';
 import { decompose, profiledCosts } from './bench/decomposition.js';
 import { compareSerializers } from './bench/serializers.js';
 import { measure, rounds as runRounds, type Arm, type Measurement } from './bench/load.js';
@@ -26,6 +26,8 @@ const settings = quick
   : { seconds: 5, rounds: 5, warmupSeconds: 2, latencySeconds: 5, latencyRounds: 3, connections: 10, concurrencies: [10, 32] };
 const SMALL_PETS = 10_000;
 const SCALE_PETS = 1_000_000;
+/** Pets for placeOrder to take, one each: room for every round at the rates seen here. */
+const ORDERABLE_PETS = 300_000;
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
 const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? LOCAL_REDIS_URL;
 const runId = `${process.pid}`;
@@ -63,6 +65,9 @@ async function main(): Promise<Report> {
   log('Preparing databases…');
   const pgDb = await createPostgresDatabase(adminUrl, `as_bench_${runId}`, SMALL_PETS);
   cleanups.push(() => pgDb.drop());
+  const ordersDb = await createPostgresDatabase(adminUrl, `as_bench_orders_${runId}`, 0);
+  cleanups.push(() => ordersDb.drop());
+  const orderable = await seedOrders(ordersDb, { available: ORDERABLE_PETS, placed: 1_000 });
   const embedded = await createEmbeddedDatabase(SMALL_PETS);
   cleanups.push(() => embedded.drop());
   const withRedis = await redisAnswers(redisUrl);
@@ -94,9 +99,11 @@ async function main(): Promise<Report> {
   const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
   const fastify = await start('bare Fastify + same SQL and pool', 'scripts/bench/baselineServer.ts', pgDb.env, '/pets/1');
   const bare = await start('bare node:http, constant array', 'scripts/bench/bareServer.ts', {}, '/');
+  const serviceOrders = await start('service (Postgres, orders)', 'src/server.ts', { ...serviceEnv, ...ordersDb.env }, '/readyz');
+  const fastifyOrders = await start('bare Fastify + same SQL (orders)', 'scripts/bench/baselineServer.ts', { ...ordersDb.env, ORDER_OWNER: String(orderable.owner) }, '/pets/1');
   // As shipped, anonymous limits included: the flood of unknown keys meets them.
   const serviceDefaults = await start('service (default anonymous limits)', 'src/server.ts', { REDIS_PREFIX: serviceEnv.REDIS_PREFIX, ...pgDb.env }, '/readyz');
-  const targets: Target[] = [service, serviceWarn, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceTraced, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults];
+  const targets: Target[] = [service, serviceWarn, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceTraced, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults, serviceOrders, fastifyOrders];
 
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
   const json = { 'content-type': 'application/json' };
@@ -127,6 +134,14 @@ async function main(): Promise<Report> {
     get: { name: 'Fastify getPet', url: `${fastify.baseUrl}/pets/1`, pid: fastify.pid, allocatedBytes: fastify.allocatedBytes },
   };
   const constant: Arm = { name: 'node:http constant array', url: `${bare.baseUrl}/` };
+  // Each placeOrder takes a pet nobody has ordered (one sequence for both servers, one database).
+  const newOrder = () => JSON.stringify({ petId: orderable.nextPet() });
+  const orderArms: Record<string, Arm> = {
+    servicePlace: { name: 'service placeOrder', url: `${serviceOrders.baseUrl}/v1/store/orders`, method: 'POST', headers: { ...auth(ordersDb.key), ...json }, body: newOrder, expect: 201, pid: serviceOrders.pid, allocatedBytes: serviceOrders.allocatedBytes },
+    ceilingPlace: { name: 'Fastify placeOrder', url: `${fastifyOrders.baseUrl}/store/orders`, method: 'POST', headers: json, body: newOrder, expect: 201, pid: fastifyOrders.pid, allocatedBytes: fastifyOrders.allocatedBytes },
+    serviceList: { name: 'service listOrders limit=20', url: `${serviceOrders.baseUrl}/v1/store/orders?limit=20`, headers: auth(ordersDb.key), pid: serviceOrders.pid, allocatedBytes: serviceOrders.allocatedBytes },
+    ceilingList: { name: 'Fastify listOrders limit=20', url: `${fastifyOrders.baseUrl}/store/orders?limit=20`, pid: fastifyOrders.pid, allocatedBytes: fastifyOrders.allocatedBytes },
+  };
 
   // The ceiling comparisons, at each concurrency: arms named `… @<connections>`.
   const ceiling: Record<number, Map<string, Measurement[]>> = {};
@@ -167,6 +182,7 @@ async function main(): Promise<Report> {
     ...(clustered ? [clustered.list20!, clustered.get!] : []),
     lite.list20!, lite.get!, onePool.list20!, onePool.get!,
     checked.list20!, checked.get!,
+    orderArms.servicePlace!, orderArms.ceilingPlace!, orderArms.serviceList!, orderArms.ceilingList!,
   ];
   const throughput = await rounds(throughputArms, Math.min(settings.rounds, 3), { seconds: settings.seconds });
 

@@ -1,10 +1,12 @@
 /**
  * The ceiling for the service: bare Fastify running the service's own SQL (src/pets/sql.ts,
- * statement text only) through a plain pg.Pool of the same size, and nothing else of the
- * service: no authentication, rate limits, validation, logging, metrics or response schema.
+ * src/orders/sql.ts: statement text only) through a plain pg.Pool of the same size, and nothing
+ * else of the service: no authentication, rate limits, validation, logging, metrics or response
+ * schema. Orders are those of the API key whose id is ORDER_OWNER.
  */
 import Fastify from 'fastify';
 import pg from 'pg';
+import * as orders from '../../src/orders/sql.js';
 import { GET, INSERT, LIST, LIST_BY_STATUS } from '../../src/pets/sql.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
@@ -26,6 +28,17 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets
   const { rows } = await pool.query(INSERT, [request.body.name, request.body.categoryId, request.body.status ?? 'available']);
   reply.code(201);
   return rows[0];
+});
+
+const owner = Number(process.env.ORDER_OWNER ?? 1);
+app.post<{ Body: { petId: number } }>('/store/orders', async (request, reply) => {
+  const { rows } = await pool.query(orders.PLACE, [request.body.petId, owner]);
+  return rows[0] ? reply.code(201).send(rows[0]) : reply.code(409).send();
+});
+app.get<{ Querystring: { limit?: string } }>('/store/orders', async (request) => {
+  const limit = Number(request.query.limit ?? 20);
+  const { rows } = await pool.query(orders.LIST, [owner, 0, limit + 1]);
+  return rows.length > limit ? rows.slice(0, limit) : rows;
 });
 
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

@@ -55,3 +55,38 @@ export async function createEmbeddedDatabase(pets: number): Promise<Omit<BenchDa
   const env = { DATA_DIR: dir };
   return { env, key: await benchKey(env), drop: () => rm(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * For the order arms: `available` pets to place orders for, then `placed` of them already
+ * ordered by the benchmark's key (its orders to list). Returns the key's id and the pets
+ * that are left to order, lowest first.
+ */
+export async function seedOrders(db: BenchDatabase, { available, placed }: { available: number; placed: number }) {
+  const { pool } = db.db;
+  const { rows: pets } = await pool.query<{ first: number }>(
+    `WITH added AS (
+       INSERT INTO pets (name, category_id, status) SELECT 'Orderable ' || i, 1, 'available' FROM generate_series(1, $1::int) AS i RETURNING id
+     ) SELECT min(id) AS first FROM added`,
+    [available],
+  );
+  const { rows: keys } = await pool.query<{ id: number }>(`SELECT id FROM api_keys WHERE name = 'bench'`);
+  const owner = keys[0]!.id;
+  const first = pets[0]!.first;
+  // The pet and its order in one statement: the store refuses a pending pet without a placed order.
+  await pool.query(
+    `WITH pending AS (UPDATE pets SET status = 'pending' WHERE id >= $2 AND id < $2 + $3 RETURNING id)
+     INSERT INTO orders (pet_id, api_key_id) SELECT id, $1 FROM pending`,
+    [owner, first, placed],
+  );
+  await pool.query('ANALYZE pets; ANALYZE orders');
+  let next = first + placed;
+  const last = first + available - 1;
+  return {
+    owner,
+    /** The next pet nobody has ordered yet. */
+    nextPet: () => {
+      if (next > last) throw new Error(`all ${available} orderable pets are ordered: seed more`);
+      return next++;
+    },
+  };
+}

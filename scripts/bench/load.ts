@@ -8,7 +8,8 @@ export interface Arm {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  /** The body of every request, or a function giving each request its own (a new pet to order, say). */
+  body?: string | (() => string);
   /** Every answer must have this status, or the run is invalid (default 200). */
   expect?: number;
   /** The server's process: its CPU time per request is measured too. */
@@ -44,7 +45,9 @@ export async function measure(
         url: arm.url,
         method: arm.method ?? 'GET',
         headers: arm.headers,
-        body: arm.body,
+        ...(typeof arm.body === 'function'
+          ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: (arm.body as () => string)() }) }] }
+          : { body: arm.body }),
         connections: opts.connections,
         pipelining: 1,
         duration: opts.seconds,

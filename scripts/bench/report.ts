@@ -93,6 +93,10 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   const T = r.throughput;
   check('listPets limit=100: service / bare Fastify', T, 'service listPets limit=100', 'Fastify listPets limit=100', 'rps');
   check('listPets status filter: service / bare Fastify', T, 'service listPets status=pending', 'Fastify listPets status=pending', 'rps');
+  check('placeOrder: service / bare Fastify', T, 'service placeOrder', 'Fastify placeOrder', 'rps');
+  check('placeOrder: server CPU per request, service / bare Fastify', T, 'service placeOrder', 'Fastify placeOrder', 'cpuMicros');
+  check('listOrders limit=20: service / bare Fastify', T, 'service listOrders limit=20', 'Fastify listOrders limit=20', 'rps');
+  check('listOrders limit=20: server CPU per request, service / bare Fastify', T, 'service listOrders limit=20', 'Fastify listOrders limit=20', 'cpuMicros');
   check('401 path: service / bare node:http', T, 'service 401 (no key)', 'node:http constant array', 'rps');
   check('listPets limit=20: service / bare node:http', T, 'service listPets limit=20', 'node:http constant array', 'rps');
   check('listPets limit=20: Redis limiter / in-process limiter', T, 'service+Redis listPets limit=20', 'service listPets limit=20', 'rps', ['≥ 0.85', (x) => x >= 0.85]);
@@ -277,6 +281,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('- **service with traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` set: a span per request and per SQL statement (here 2: the key is cached), batched and sent as OTLP/HTTP JSON to a sink, `scripts/bench/bareServer.ts` in a process of its own answering 200 to everything.');
   out('- **Fastify**: `scripts/bench/baselineServer.ts`, the ceiling: bare Fastify running the service\'s own SQL (src/pets/sql.ts) through a plain pg.Pool, with nothing else of the service.');
   out('- **node:http**: `scripts/bench/bareServer.ts`, the floor of HTTP on Node: a constant 20-pet array.');
+  out('- **placeOrder, listOrders**: a database of their own with 300,000 available pets, each placeOrder taking the next one (service and ceiling alike), and 1,000 placed orders of the benchmark\'s key to list; the ceiling runs `src/orders/sql.ts` for that key.');
   out();
   return { markdown: lines.join('\n'), failures };
 }
