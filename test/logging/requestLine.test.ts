@@ -34,6 +34,7 @@ describe('the request line', () => {
     ['no key, no operation, no limiter', { ...full, op: undefined, keyId: undefined, plan: undefined, rateLimit: undefined, status: 404 }],
     ['a URL that needs escaping', { ...full, url: '/v1/pets?name="x"\\y\u0001\u00e9\u{1f600}' }],
     ['an IPv6 address and a zero duration', { ...full, ip: '::ffff:10.0.0.1', ms: 0 }],
+    ['an address a client forged in X-Forwarded-For', { ...full, ip: '1.2.3.4","level":60,"x":"' }],
   ])('is what pino writes for the same fields (%s)', async (_name, fields) => {
     const { logger, lines } = capturedLogger();
     logger.info(fields, 'request');
