@@ -2,7 +2,6 @@ import os from 'node:os';
 import type { DecompositionRow } from './decomposition.js';
 import type { Measurement } from './load.js';
 import { renderPgliteBreakdown, type PgliteBreakdown } from './pgliteBreakdown.js';
-import { renderProfiles } from './profileReport.js';
 import { median } from './stats.js';
 
 type Results = Map<string, Measurement[]>;
@@ -194,14 +193,6 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out(r.metricsExcerpt);
   out('```');
   out();
-  const profiles = renderProfiles();
-  if (profiles) {
-    out('## Profile: where the time goes');
-    out();
-    out('`npm run bench:profile -- --connections <n> --json bench/profiles/after-list20-c<n>.json` (the service under `node --cpu-prof` for 10 s of load, start-up and warm-up left out); the "before" files come from the commit named, profiled the same way. The before and after files were profiled through tsx on an earlier machine; the tables against the ceiling were profiled compiled, on this run\'s machine: compare a before with its after, not across tables. `writev` is the kernel\'s socket writes (the response, the queries), `(garbage collector)` the main thread\'s share of GC.');
-    out();
-    out(profiles);
-  }
   out('## Throughput (maximum)');
   out();
   out('| arm | req/s (median) | p50 ms | p99 ms | valid |');
