@@ -1,24 +1,81 @@
 import { defineConfig } from 'vitest/config';
 
-/** Fault runs (processes killed, databases and Redis broken, slow clients): `npm run test:faults`, once in CI. */
+/*
+ * Test groups (vitest projects). `npm test` runs unit and main; .ci/run runs every group.
+ * What each needs besides Node is in docs/TESTING.md.
+ */
+
+/** Pure logic: no database, no server, no global setup. `npx vitest run --project unit`. */
+const UNIT = [
+  'test/auth/keyVerifier.test.ts',
+  'test/config.test.ts',
+  'test/contract/contractCheck.test.ts',
+  'test/errors/codes.test.ts',
+  'test/errors/errorHandler.test.ts',
+  'test/pets/cursor.test.ts',
+  'test/process/startupErrors.test.ts',
+  'test/properties/arbitraries.test.ts',
+  'test/ratelimit/memoryStore.test.ts',
+  'test/scripts/cleanup.test.ts',
+  'test/docs/links.test.ts',
+  'test/tracing/querySpans.test.ts',
+];
+/** The service and its commands, each in a process of its own: `npm run test:processes`. */
+const PROCESSES = [
+  'test/cli/**/*.test.ts',
+  'test/cluster.test.ts',
+  'test/process/*.process.test.ts',
+  'test/server.test.ts',
+  'test/tracing/tracing.test.ts',
+];
+/** Scale-out infrastructure of the tests' own (PgBouncer, Redis Cluster, HAProxy): `npm run test:scaleout`. */
+const SCALE_OUT = [
+  'test/db/pgbouncer.test.ts',
+  'test/ratelimit/redisCluster.test.ts',
+  'test/faults/loadBalancer.test.ts',
+  'test/faults/redisCluster.test.ts',
+  'test/scripts/clusterDemo.test.ts',
+];
+/** Long runs: thousands of requests, a fresh clone's quick start, interrupted runs: `npm run test:long`. */
+const LONG = ['test/long/**/*.test.ts', 'test/properties/api.test.ts', 'test/ratelimit/shared.test.ts'];
+/** Fault runs (processes killed, databases and Redis broken, slow clients): `npm run test:faults`. */
 const FAULTS = 'test/faults/**/*.test.ts';
-/** Real-browser runs (Debian chromium driven by playwright-core): `npm run test:browser`, once in CI. */
+/** Real-browser runs (Debian chromium driven by playwright-core): `npm run test:browser`. */
 const BROWSER = 'test/**/*.browser.test.ts';
+
+/** Probes the services once, makes a template database, and removes whatever the run made when it ends (test/helpers/testRun.ts). */
+const WITH_SERVICES = { globalSetup: ['test/helpers/globalSetup.ts'], setupFiles: ['test/helpers/runMarker.ts'] };
 
 export default defineConfig({
   test: {
-    globalSetup: ['test/helpers/globalSetup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Bounds that tell a hang from an answer, generous enough for a machine at load 10.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     // Each file gets its own database; files run in parallel on separate processes.
     pool: 'forks',
     // Two files at a time on this 2-core machine: much of the suite waits on child processes and sockets.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [FAULTS, BROWSER] } },
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      {
+        extends: true,
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: [...UNIT, ...PROCESSES, ...SCALE_OUT, ...LONG, FAULTS, BROWSER],
+          // The files of a worker share their imports (the app's modules, loaded once: measured, import
+          // time 31 s → 4 s and a third less CPU for the project). So a file must leave module state as
+          // it found it; what must start clean (what tracing imports, say) runs in 'processes'.
+          isolate: false,
+          ...WITH_SERVICES,
+        },
+      },
+      { extends: true, test: { name: 'processes', include: PROCESSES, ...WITH_SERVICES } },
       // One file at a time: these start several server processes each, and must not starve each other.
-      { extends: true, test: { name: 'faults', include: [FAULTS], fileParallelism: false } },
-      { extends: true, test: { name: 'browser', include: [BROWSER], testTimeout: 120_000 } },
+      { extends: true, test: { name: 'scaleout', include: SCALE_OUT, fileParallelism: false, ...WITH_SERVICES } },
+      { extends: true, test: { name: 'long', include: LONG, testTimeout: 300_000, ...WITH_SERVICES } },
+      { extends: true, test: { name: 'faults', include: [FAULTS], exclude: SCALE_OUT, fileParallelism: false, ...WITH_SERVICES } },
+      { extends: true, test: { name: 'browser', include: [BROWSER], testTimeout: 120_000, ...WITH_SERVICES } },
     ],
   },
 });

@@ -18,13 +18,14 @@ export interface CliDeps {
   openDatabase?: () => Promise<Database>;
 }
 
-const USAGE = `Usage:
-  npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n>]
-  npm run --silent apikey -- list
-  npm run --silent apikey -- revoke <id or key>
+const USAGE = `Usage: npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n>]
+       npm run --silent apikey -- list
+       npm run --silent apikey -- revoke <id or key>
 
 create prints the new key alone on the last line; it is not stored and cannot be shown again.
---per-minute and --per-day are required for, and only for, the enterprise plan.`;
+--per-minute and --per-day are required for, and only for, the enterprise plan.
+The database is DATABASE_URL's, or the embedded store in DATA_DIR (./data), reached through
+the running server if one holds it.`;
 
 class UsageError extends Error {}
 
@@ -62,7 +63,8 @@ function formatRow(k: ApiKeyRecord): string {
 
 /**
  * Runs the command line `argv` (without node and the script) and returns the exit code:
- * 0 done, 1 failed (unknown key, database error), 2 bad arguments (with the usage text).
+ * 0 done (or --help, -h: the usage on stdout), 1 failed (unknown key, database error),
+ * 2 bad arguments (with the usage text).
  * Arguments are checked before the database is opened.
  */
 export async function main(argv: string[], io: CliIo, deps: CliDeps = {}): Promise<number> {
@@ -79,6 +81,10 @@ export async function main(argv: string[], io: CliIo, deps: CliDeps = {}): Promi
 }
 
 async function execute(argv: string[], io: CliIo, openDatabase: () => Promise<Database>): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout(USAGE);
+    return 0;
+  }
   const [command, ...rest] = argv;
   // Parse everything before touching the database, so bad arguments fail fast.
   let run: (repo: ReturnType<typeof apiKeysRepository>) => Promise<number>;

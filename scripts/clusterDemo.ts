@@ -1,9 +1,21 @@
 // npm run cluster:demo: three instances behind HAProxy, a Redis Cluster, Postgres through
-// PgBouncer (scripts/lib/scaleOut.ts), until Ctrl-C. The Postgres server is DATABASE_URL's
-// (an admin URL; the local one by default): the demo creates a database of its own there and drops it at the end.
+// PgBouncer (scripts/lib/scaleOut.ts), until Ctrl-C.
+import { runCommand } from './lib/cleanup.js';
+import { parseCommandLine } from './lib/cli.js';
 import { LOCAL_POSTGRES_URL } from './lib/probes.js';
 import { startScaleOut, type ScaleOut } from './lib/scaleOut.js';
 
+const USAGE = `Usage: npm run cluster:demo
+
+Starts the production topology on this machine, for you to try: HAProxy in front of three
+instances of the service, a 3-master Redis Cluster, and Postgres through PgBouncer; prints
+their URLs and an API key, then HAProxy's view of the instances as it changes, until Ctrl-C.
+The Postgres server is DATABASE_URL's (an admin URL; default ${LOCAL_POSTGRES_URL}): the
+demo makes a database of its own there. Needs redis-server 7+, redis-cli, pgbouncer and
+haproxy (Debian packages). Ctrl-C, a failure or SIGTERM stops everything it started and drops
+its database.`;
+
+parseCommandLine(USAGE);
 const adminUrl = process.env.DATABASE_URL || LOCAL_POSTGRES_URL;
 const database = `as_demo_${process.pid}`;
 
@@ -20,19 +32,12 @@ function watchStates(topo: ScaleOut): () => void {
   return () => clearInterval(timer);
 }
 
-async function main(): Promise<void> {
-  // From the start, so a Ctrl-C while starting cleans up too. Every signal is caught: npm and tsx
-  // pass Ctrl-C on as a second one, which would otherwise end the process halfway through cleaning up.
-  const stopSignal = new Promise<string>((resolve) => {
-    process.on('SIGINT', () => resolve('SIGINT'));
-    process.on('SIGTERM', () => resolve('SIGTERM'));
-  });
+// Everything started is noted as it starts (lib/cleanup.ts): a Ctrl-C while starting, a failure,
+// or a Ctrl-C later stops all of it and drops the database.
+await runCommand(async () => {
   console.log(`Starting: Postgres database ${database} on ${new URL(adminUrl).host}, PgBouncer, a 3-master Redis Cluster, 3 instances, HAProxy…`);
   const topo = await startScaleOut({ adminUrl, database });
-  const key = await topo.createKey({ plan: 'free', name: 'cluster demo' }).catch(async (err: Error) => {
-    await topo.stop();
-    throw err;
-  });
+  const key = await topo.createKey({ plan: 'free', name: 'cluster demo' });
   console.log(`
   API (through HAProxy)  ${topo.url}      docs: ${topo.url}/docs
   HAProxy stats          ${topo.statsUrl}
@@ -48,15 +53,6 @@ async function main(): Promise<void> {
 
 Ctrl-C stops everything.
 `);
-  const stopWatching = watchStates(topo); // also keeps the process alive
-  const signal = await stopSignal;
-  console.log(`\n${signal}: stopping HAProxy, the instances, PgBouncer and the Redis Cluster; dropping ${database}…`);
-  stopWatching();
-  await topo.stop();
-  console.log('Stopped.');
-}
-
-main().catch((err: Error) => {
-  console.error(err.message);
-  process.exit(1);
+  watchStates(topo); // keeps the process alive until a signal ends it
+  await new Promise<never>(() => {});
 });

@@ -1,8 +1,16 @@
+import net from 'node:net';
 import { envSchema } from 'env-schema';
 import { parseRedisUrl } from './ratelimit/redisUrl.js';
 import type { BanPolicy, Quota } from './ratelimit/store.js';
+import { StartupError } from './startupError.js';
 
-const QUOTA = { type: 'string', pattern: '^[1-9][0-9]{0,8}/[1-9][0-9]{0,9}$' } as const;
+// `description` (for a pattern) and `examples` are what a message says is allowed (invalidVariables below).
+const QUOTA = {
+  type: 'string',
+  pattern: '^[1-9][0-9]{0,8}/[1-9][0-9]{0,9}$',
+  description: 'requests per minute and per day, as <per minute>/<per day> (whole numbers above 0)',
+} as const;
+const HTTP_URL = { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', description: 'an http:// or https:// URL' } as const;
 
 /** Everything the service reads from the environment, validated once at start. */
 export interface Config {
@@ -86,7 +94,12 @@ const schema = {
   properties: {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
-    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DATABASE_URL: {
+      type: 'string',
+      pattern: '^postgres(ql)?://',
+      description: 'a postgres:// URL (unset it for the embedded store)',
+      examples: ['postgres://user:password@127.0.0.1:5432/animals'],
+    },
     DATABASE_POOLING: { type: 'string', enum: ['none', 'transaction'], default: 'none' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
@@ -95,7 +108,7 @@ const schema = {
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json' },
     METRICS: { type: 'boolean', default: true },
     // Long enough to be a secret; compared in constant time.
-    METRICS_TOKEN: { type: 'string', minLength: 16 },
+    METRICS_TOKEN: { type: 'string', minLength: 16, description: 'at least 16 characters', examples: ['$(openssl rand -hex 24)'] },
     // The metrics listener, apart from the API's: loopback unless an operator opens it to a private network.
     METRICS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
@@ -104,10 +117,21 @@ const schema = {
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     },
-    PUBLIC_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
+    PUBLIC_BASE_URL: { ...HTTP_URL, description: 'the http(s):// origin clients use, optionally with a path', examples: ['https://api.example.com'] },
     // One Redis (redis://, rediss://) or a cluster's seed nodes (redis+cluster://host:port,host:port); checked by parseRedisUrl.
-    REDIS_URL: { type: 'string', pattern: '^rediss?(\\+cluster)?://' },
-    REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'animal-store:' },
+    REDIS_URL: {
+      type: 'string',
+      pattern: '^rediss?(\\+cluster)?://',
+      description: 'a redis://, rediss:// or redis+cluster://host:port,host:port URL',
+      examples: ['redis://127.0.0.1:6379'],
+    },
+    REDIS_PREFIX: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9:_.-]{0,64}$',
+      description: 'up to 64 letters, digits and : _ . -',
+      default: 'animal-store:',
+    },
+    // Checked further by trustProxy() below: Fastify's proxy-addr throws on anything else.
     TRUST_PROXY: { type: 'string', minLength: 1, default: 'false' },
     SHUTDOWN_DRAIN_SECONDS: { type: 'number', minimum: 0, maximum: 300, default: 5 },
     SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 300, default: 10 },
@@ -119,13 +143,18 @@ const schema = {
     DB_LOCK_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 3000 },
     REDIS_TIMEOUT_MS: { type: 'integer', minimum: 10, maximum: 5000, default: 150 },
     // Comma-separated origins (scheme://host[:port]) allowed to call the API from a browser.
-    CORS_ORIGINS: { type: 'string', pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$' },
+    CORS_ORIGINS: {
+      type: 'string',
+      pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
+      description: 'comma-separated origins (scheme://host[:port], no path)',
+      examples: ['https://app.example.com,https://admin.example.com'],
+    },
     // On in the test suite; costs throughput, so off by default.
     RESPONSE_VALIDATION: { type: 'boolean', default: false },
     // OpenTelemetry's own variables, with their standard meaning: traces go to <endpoint>/v1/traces,
     // or exactly to the traces endpoint when that is set. Either one turns tracing on.
-    OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
+    OTEL_EXPORTER_OTLP_ENDPOINT: { ...HTTP_URL, examples: ['http://127.0.0.1:4318'] },
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { ...HTTP_URL, examples: ['http://127.0.0.1:4318/v1/traces'] },
     OTEL_SERVICE_NAME: { type: 'string', minLength: 1, default: 'animal-store' },
     // Per-minute/per-day quotas, as "<per minute>/<per day>".
     RATE_LIMIT_FREE: { ...QUOTA, default: '60/1000' },
@@ -191,8 +220,72 @@ function quota(text: string): Quota {
   return { perMinute, perDay };
 }
 
+/** Names proxy-addr (Fastify's trustProxy) knows besides addresses. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, an address/prefix or IPv4 address/netmask, or a named range: what proxy-addr accepts. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGES.has(entry)) return true;
+  const [address = '', range, ...rest] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^[0-9]{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && net.isIPv4(range);
+}
+
 function trustProxy(text: string): boolean | string {
-  return text === 'true' || text === 'false' ? text === 'true' : text;
+  if (text === 'true' || text === 'false') return text === 'true';
+  const entries = text.split(',').map((entry) => entry.trim());
+  const wrong = entries.find((entry) => !isProxyAddress(entry));
+  if (wrong !== undefined) {
+    throw new StartupError(
+      `TRUST_PROXY must be true, false, or a comma-separated list of proxy addresses or CIDR ranges, ` +
+        `for example TRUST_PROXY=10.0.0.0/8,127.0.0.1; "${wrong}" is none of these.`,
+    );
+  }
+  return entries.join(',');
+}
+
+interface VariableSchema {
+  type?: string;
+  description?: string;
+  enum?: readonly string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  examples?: readonly string[];
+  default?: unknown;
+}
+
+/** What a variable allows, in words, from its schema: so that the message and the check never disagree. */
+function allowedValues(v: VariableSchema): string {
+  if (v.description) return v.description;
+  if (v.enum) return `one of ${v.enum.join(', ')}`;
+  if (v.type === 'boolean') return 'true or false';
+  if (v.type === 'integer' || v.type === 'number') {
+    const what = v.type === 'integer' ? 'a whole number' : 'a number';
+    if (v.minimum !== undefined && v.maximum !== undefined) return `${what} from ${v.minimum} to ${v.maximum}`;
+    if (v.minimum !== undefined) return `${what} of at least ${v.minimum}`;
+    return what;
+  }
+  return v.minLength ? `at least ${v.minLength} characters` : 'text';
+}
+
+/** One sentence per invalid variable (never its value: some are secrets), from env-schema's ajv errors. */
+function invalidVariables(err: Error & { errors?: Array<{ instancePath: string }> }): StartupError {
+  const properties: Record<string, VariableSchema> = schema.properties;
+  const names = [...new Set((err.errors ?? []).map((e) => e.instancePath.replace(/^\//, '')))].filter((name) => name in properties);
+  if (names.length === 0) return new StartupError(err.message);
+  return new StartupError(
+    names
+      .map((name) => {
+        const v = properties[name]!;
+        const example = v.examples?.[0] ?? v.default ?? v.minimum;
+        return `${name} must be ${allowedValues(v)}${example === undefined ? '' : `, for example ${name}=${String(example)}`}.`;
+      })
+      .join('\n'),
+  );
 }
 
 /** The OTLP traces URL by the spec's rule: the signal's own endpoint as is, else the base endpoint plus `v1/traces`. */
@@ -202,26 +295,38 @@ function tracesEndpoint(e: Env): string | undefined {
   return base && `${base}${base.endsWith('/') ? '' : '/'}v1/traces`;
 }
 
-/** Reads and validates the configuration; throws with a message naming the bad variable. */
+/** Reads and validates the configuration; throws a StartupError naming the bad variable and what it allows. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty variables count as unset, so `DATABASE_URL= npm start` means "embedded".
   const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
   // env: false — only the given variables count, so callers (and tests) decide what the service sees.
-  const e = envSchema<Env>({ schema, data, dotenv: false, env: false });
-  if (e.WORKERS > 1 && !e.DATABASE_URL) {
-    throw new Error('WORKERS above 1 needs DATABASE_URL: the embedded database has a single owner process.');
+  let e: Env;
+  try {
+    e = envSchema<Env>({ schema, data, dotenv: false, env: false });
+  } catch (err) {
+    throw invalidVariables(err as Error);
   }
-  if (e.REDIS_URL) parseRedisUrl(e.REDIS_URL);
+  if (e.WORKERS > 1 && !e.DATABASE_URL) {
+    throw new StartupError('WORKERS above 1 needs DATABASE_URL: the embedded database has a single owner process.');
+  }
+  if (e.REDIS_URL) {
+    try {
+      parseRedisUrl(e.REDIS_URL);
+    } catch (err) {
+      throw new StartupError((err as Error).message);
+    }
+  }
   if (e.WORKERS > 1 && !e.REDIS_URL) {
-    throw new Error('WORKERS above 1 needs REDIS_URL: otherwise each worker would count rate limits on its own.');
+    throw new StartupError('WORKERS above 1 needs REDIS_URL: otherwise each worker would count rate limits on its own.');
   }
   if (e.DB_LOCK_TIMEOUT_MS >= e.DB_STATEMENT_TIMEOUT_MS) {
-    throw new Error('DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS.');
+    throw new StartupError('DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS.');
   }
   if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
-    throw new Error('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS.');
+    throw new StartupError('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS.');
   }
-  const proxied = trustProxy(e.TRUST_PROXY) !== false;
+  const trusted = trustProxy(e.TRUST_PROXY);
+  const proxied = trusted !== false;
   const traces = tracesEndpoint(e);
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
@@ -238,7 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
-    trustProxy: trustProxy(e.TRUST_PROXY),
+    trustProxy: trusted,
     shutdown: { drainSeconds: e.SHUTDOWN_DRAIN_SECONDS, graceSeconds: e.SHUTDOWN_GRACE_SECONDS },
     http: {
       headersTimeoutMs: e.HEADERS_TIMEOUT_SECONDS * 1000,

@@ -1,22 +1,31 @@
 /**
- * npm run bench:ab -- [--arm list20|get|create] [--connections 32] [--rounds 6] [--seconds 4]
- *   [--variant 'name:ENV=value,ENV=value'] [--snapshot name] [--from name]
- * A quick A/B of the service against the ceiling (bare Fastify, same SQL) and against
- * variants of itself, in paired rounds (A B C, then C B A): req/s and the server's own CPU
- * per request, medians with ranges. For judging one change in minutes; `npm run bench` is the record.
- * --snapshot name keeps the current build in test-artifacts/ab/name; --from name adds it as an arm.
+ * npm run bench:ab: a quick paired A/B of the service against the ceiling and against variants
+ * of itself (USAGE below). For judging one change in minutes; `npm run bench` is the record.
  */
 import { cp, mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
+import { runCommand } from '../lib/cleanup.js';
+import { parseCommandLine } from '../lib/cli.js';
 import { LOCAL_POSTGRES_URL } from '../lib/probes.js';
 import { createPostgresDatabase } from './data.js';
 import { rounds, type Arm } from './load.js';
 import { median } from './stats.js';
 import { startTarget, type Target } from './targets.js';
 
-const { values } = parseArgs({
+const USAGE = `Usage: npm run bench:ab -- [--arm list20|get|create] [--connections 32] [--rounds 6] [--seconds 4]
+                        [--variant 'name:ENV=value,ENV=value']... [--snapshot name] [--from name]...
+
+A quick A/B of the service against the ceiling (bare Fastify, same SQL) and against variants
+of itself, in paired rounds (A B C, then C B A): req/s and the server's own CPU per request,
+medians with ranges.
+  --variant   the service with these settings, as another arm (repeatable)
+  --snapshot  keep the current build (dist/) in test-artifacts/ab/<name>
+  --from      add a build kept with --snapshot as an arm (repeatable)
+Needs Postgres (BENCH_DATABASE_URL, else 127.0.0.1:5432); its database and servers are
+removed at the end, on failure and on Ctrl-C.`;
+
+const { values } = parseCommandLine(USAGE, {
   options: {
     arm: { type: 'string', default: 'list20' },
     connections: { type: 'string', default: '32' },
@@ -41,9 +50,10 @@ async function snapshot(name: string) {
   await symlink(path.join(projectRoot, 'src', 'db', 'migrations'), path.join(dir, 'src', 'db', 'migrations'));
 }
 
-const db = await createPostgresDatabase(process.env.BENCH_DATABASE_URL ?? LOCAL_POSTGRES_URL, `as_ab_${process.pid}`, 10_000);
-const targets: Target[] = [];
-try {
+// The database and the servers are undone at the end, on failure and on Ctrl-C (lib/cleanup.ts).
+await runCommand(async () => {
+  const db = await createPostgresDatabase(process.env.BENCH_DATABASE_URL ?? LOCAL_POSTGRES_URL, `as_ab_${process.pid}`, 10_000);
+  const targets: Target[] = [];
   const env = { ...db.env, RATE_LIMIT_ANONYMOUS: '100000000/1000000000' };
   const ceiling = await startTarget('ceiling', 'scripts/bench/baselineServer.ts', db.env, '/pets/1');
   targets.push(ceiling, await startTarget('service', 'src/server.ts', env, '/readyz'));
@@ -93,7 +103,4 @@ try {
         `${(median(ms.map((m) => m.allocBytes!)) / 1024).toFixed(1)} KB ×${median(allocRatios).toFixed(2)} (${range(allocRatios)})`,
     );
   }
-} finally {
-  for (const t of targets) await t.stop().catch(() => {});
-  await db.drop();
-}
+});

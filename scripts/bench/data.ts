@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { createKey } from '../lib/apiKeys.js';
-import { createDatabase, dropDatabase } from '../lib/databases.js';
+import { createDatabase, dropDatabase, rememberDatabase } from '../lib/databases.js';
 import { scratchDir } from '../lib/scratchDir.js';
 
 /** Room for every request of the benchmark: limits are counted, never reached. */
@@ -34,16 +34,13 @@ const benchKey = (env: Record<string, string>) => createKey(env, { plan: 'enterp
 export async function createPostgresDatabase(adminUrl: string, name: string, pets: number): Promise<BenchDatabase> {
   const env = { DATABASE_URL: await createDatabase(adminUrl, name) };
   const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: '', poolMax: 2, onIdleError: () => {} });
-  await seedPets(db.pool, pets);
-  return {
-    env,
-    key: await benchKey(env),
-    db,
-    async drop() {
-      await db.close();
-      await dropDatabase(adminUrl, name);
-    },
+  const drop = async () => {
+    await db.close();
+    await dropDatabase(adminUrl, name);
   };
+  rememberDatabase(adminUrl, name, drop);
+  await seedPets(db.pool, pets);
+  return { env, key: await benchKey(env), db, drop };
 }
 
 /** A new embedded (PGlite) store, seeded, then closed so that a server can open it. */

@@ -7,6 +7,29 @@
 # the image's CMD, on the embedded store: it must serve, drain on SIGTERM and exit 0.
 # Any failed check exits 1. The repository's own dist/ is left alone.
 set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: npm run image:check
+
+Reproduces the Dockerfile without Docker: lays out both stages in temporary folders from the
+Dockerfile's own COPY lines, compiles in the first, runs npm ci --omit=dev in the final one,
+and starts that folder as an unprivileged user, once with npm start and once with the image's
+CMD, on the embedded store: it must serve, keep its data, drain on SIGTERM and exit 0. About
+30 s; exits 1 at the first failed check. Its folders and server are removed at the end, on
+failure and on Ctrl-C.
+USAGE
+}
+for arg in "$@"; do
+  case $arg in
+    -h | --help) usage; exit 0 ;;
+  esac
+done
+if [ $# -gt 0 ]; then
+  { echo "Unexpected argument: $1"; echo; usage; } >&2
+  exit 2
+fi
+
 cd "$(dirname "$0")/../.."
 repo=$PWD
 dockerfile=$repo/Dockerfile
@@ -24,6 +47,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap (bash runs it once the command in progress ends).
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 ok() {
   passed=$((passed + 1))

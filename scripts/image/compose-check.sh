@@ -3,9 +3,32 @@
 # config`: no Docker engine needed), checks the rules they must keep (compose-rules.ts),
 # and HAProxy's configuration with `haproxy -c` when haproxy is installed.
 set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: bash scripts/image/compose-check.sh   (a part of npm run deploy:check)
+
+Validates docker-compose.yml alone and with docker-compose.ports.yml (docker compose config,
+or Debian's docker-compose: no engine needed), checks the rules they must keep
+(scripts/image/compose-rules.ts), and runs haproxy -c on deploy/haproxy/haproxy.cfg when
+haproxy is installed.
+USAGE
+}
+for arg in "$@"; do
+  case $arg in
+    -h | --help) usage; exit 0 ;;
+  esac
+done
+if [ $# -gt 0 ]; then
+  { echo "Unexpected argument: $1"; echo; usage; } >&2
+  exit 2
+fi
+
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 if docker compose version >/dev/null 2>&1; then
   compose=(docker compose)

@@ -1,11 +1,12 @@
-// tsx scripts/image/k8s-check.ts: checks deploy/kubernetes/ without a cluster.
+// tsx scripts/image/k8s-check.ts: checks deploy/kubernetes/ (and its migrate/ folder) without a cluster.
 //  1. each manifest against the Kubernetes schemas (kubernetes-models' validate(): types,
 //     required fields, enums, formats);
 //  2. no unknown fields, which validate() lets through: TypeScript checks each manifest
 //     as an object literal of the same models' interfaces (excess-property checks);
-//  3. kustomization.yaml lists every manifest but the example Secret;
+//  3. each kustomization.yaml lists every manifest of its folder but the example Secret, and the
+//     migration Job is applied on its own, before the rollout (migrate/);
 //  4. the settings that must agree with each other and with the app's drain;
-//  5. `kubectl kustomize` renders it, when kubectl is installed.
+//  5. `kubectl kustomize` renders each, when kubectl is installed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,10 +19,18 @@ import { Job, type IJob } from 'kubernetes-models/batch/v1/Job';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { Secret, type ISecret } from 'kubernetes-models/v1/Secret';
 import { Service, type IService } from 'kubernetes-models/v1/Service';
+import { parseCommandLine } from '../lib/cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// A folder argument is for trying the check on a changed copy.
-const dir = path.resolve(process.argv[2] ?? path.join(root, 'deploy', 'kubernetes'));
+
+const USAGE = `Usage: npx tsx scripts/image/k8s-check.ts [folder]   (a part of npm run deploy:check)
+
+Checks the Kubernetes manifests in deploy/kubernetes/ (or in [folder], a changed copy) without
+a cluster: each against the Kubernetes schemas, no unknown fields, the kustomizations, and the
+settings that must agree with each other and with the app's drain; kubectl kustomize renders
+them when kubectl is installed.`;
+const { positionals } = parseCommandLine(USAGE, { positionals: 1 });
+const dir = path.resolve(positionals[0] ?? path.join(root, 'deploy', 'kubernetes'));
 
 /** The kinds used here: the model that validates each, and its module and interface for TypeScript. */
 const MODELS: Record<string, { Model: new (data: never) => { validate(): void }; module: string; type: string }> = {
@@ -44,22 +53,31 @@ function rule(ok: boolean, text: string, detail = ''): void {
 }
 
 interface Manifest {
+  /** Its path from the checked folder: `deployment.yaml`, `migrate/migration-job.yaml`. */
   file: string;
   key: string;
   body: { apiVersion: string; kind: string; metadata?: { name?: string } } & Record<string, unknown>;
 }
+interface Kustomization {
+  resources?: string[];
+  images?: { name: string; newName?: string; newTag?: string }[];
+}
 
 // --- Read ------------------------------------------------------------------------------
 console.log(`=== k8s-check: ${path.relative(root, dir) || dir} ===`);
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+// The folder and its subfolders (migrate/): each with a kustomization of its own.
+const folders = ['', ...readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()];
+const files = folders.flatMap((folder) =>
+  readdirSync(path.join(dir, folder)).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.posix.join(folder, f)),
+);
 const manifests: Manifest[] = [];
-let kustomization: { resources?: string[]; images?: { name: string; newName?: string; newTag?: string }[] } = {};
+const kustomizations = new Map<string, Kustomization>();
 for (const file of files) {
   for (const doc of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
     if (doc.errors.length > 0) rule(false, `${file} is YAML`, doc.errors.map(String).join('\n'));
     const body = doc.toJS() as Manifest['body'] | null;
     if (body === null) continue;
-    if (file === 'kustomization.yaml') kustomization = body as typeof kustomization;
+    if (path.basename(file) === 'kustomization.yaml') kustomizations.set(path.dirname(file).replace(/^\.$/, ''), body as Kustomization);
     else manifests.push({ file, key: `${body.apiVersion}/${body.kind}`, body });
   }
 }
@@ -111,11 +129,18 @@ const problems = diagnostics.map((d) => {
 });
 rule(problems.length === 0, `no unknown or mistyped fields in ${manifests.length} manifests (TypeScript against kubernetes-models' interfaces)`, problems.join('\n'));
 
-// --- 3. Kustomization --------------------------------------------------------------------
-const applied = files.filter((f) => f !== 'kustomization.yaml' && !f.endsWith('.example.yaml'));
-const listed = [...(kustomization.resources ?? [])].sort();
-rule(JSON.stringify(listed) === JSON.stringify(applied), `kustomization.yaml lists ${applied.join(', ')}`, `  it lists: ${listed.join(', ')}`);
-rule(!listed.some((f) => f.endsWith('.example.yaml')), 'the example Secret is not applied by kustomization.yaml (it would overwrite the real one)');
+// --- 3. Kustomizations -------------------------------------------------------------------
+const listedIn = (folder: string) => (kustomizations.get(folder)?.resources ?? []).map((f) => path.posix.join(folder, f)).sort();
+for (const folder of folders) {
+  const name = path.posix.join(folder, 'kustomization.yaml');
+  rule(kustomizations.has(folder), `${name} exists`);
+  const applied = files.filter((f) => path.dirname(f).replace(/^\.$/, '') === folder && path.basename(f) !== 'kustomization.yaml' && !f.endsWith('.example.yaml'));
+  const listed = listedIn(folder);
+  rule(JSON.stringify(listed) === JSON.stringify(applied), `${name} lists ${applied.join(', ')}`, `  it lists: ${listed.join(', ')}`);
+  rule(!listed.some((f) => f.endsWith('.example.yaml')), `the example Secret is not applied by ${name} (it would overwrite the real one)`);
+}
+const images = (folder: string) => JSON.stringify(kustomizations.get(folder)?.images ?? []);
+rule(folders.every((folder) => images(folder) === images('')), `every kustomization sets the same image (${images('')})`);
 
 // --- 4. Settings that must agree ---------------------------------------------------------
 const one = <T>(kind: string) => {
@@ -189,6 +214,28 @@ const migrate = job.spec!.template.spec!.containers[0]!;
 const script = /dist\/(scripts\/\S+)\.js/.exec((migrate.command ?? []).join(' '))?.[1];
 rule(Boolean(script && existsSync(path.join(root, `${script}.ts`))), `the Job runs ${migrate.command?.join(' ')} (built from ${script}.ts)`);
 rule(migrate.image === api.image, `the Job and the Deployment run one image (${api.image})`);
+// Ordered before the rollout: applied and waited for on its own, never with the Deployment.
+const jobFile = manifests.find((m) => m.body === (job as unknown))!.file;
+const deploymentFile = manifests.find((m) => m.body === (deployment as unknown))!.file;
+const jobFolder = path.dirname(jobFile).replace(/^\.$/, '');
+rule(
+  jobFolder !== '' && !listedIn('').includes(jobFile) && listedIn(jobFolder).includes(jobFile) && !listedIn(jobFolder).includes(deploymentFile),
+  `the migration Job is applied on its own (kubectl apply -k ${jobFolder || '?'}), not with the Deployment, so it can complete before the rollout`,
+);
+
+// Prometheus scrapes every pod (kubernetes_sd and the prometheus.io annotations) on its metrics listener.
+const annotations = deployment.spec!.template.metadata?.annotations ?? {};
+const metricsPort = api.ports?.find((p) => p.name === 'metrics')?.containerPort;
+rule(
+  annotations['prometheus.io/scrape'] === 'true' && annotations['prometheus.io/path'] === '/metrics' && metricsPort !== undefined && annotations['prometheus.io/port'] === String(metricsPort),
+  `pods are annotated for Prometheus: /metrics on the container's metrics port ${metricsPort}`,
+);
+rule(env('METRICS_PORT')?.value === String(metricsPort) && env('METRICS_HOST')?.value === '0.0.0.0', `METRICS_PORT is the metrics port (${metricsPort}) and METRICS_HOST 0.0.0.0, so Prometheus reaches it`);
+rule(String(service.spec!.ports?.map((p) => p.targetPort)) === 'http', 'the Service exposes the http port only, not /metrics');
+if (preStop?.sleep) {
+  const readme = existsSync(path.join(dir, 'README.md')) ? readFileSync(path.join(dir, 'README.md'), 'utf8') : '';
+  rule(/Kubernetes 1\.\d+ or later/.test(readme), 'README.md states the minimum Kubernetes version (preStop.sleep: 1.30)');
+}
 
 // --- 5. kubectl kustomize ----------------------------------------------------------------
 let kubectl = '';
@@ -197,11 +244,13 @@ try {
 } catch {
   console.log('  skip  kubectl kustomize: kubectl is not installed (the checks above do not need it)');
 }
-if (kubectl) {
-  const rendered = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJS() as Manifest['body']);
+for (const folder of kubectl ? folders : []) {
+  const where = path.join(dir, folder);
+  const rendered = parseAllDocuments(execFileSync('kubectl', ['kustomize', where], { encoding: 'utf8' })).map((d) => d.toJS() as Manifest['body']);
+  const listed = listedIn(folder);
   const expected = manifests.filter((m) => listed.includes(m.file)).length;
-  rule(rendered.length === expected, `kubectl kustomize renders ${rendered.length} resources (${kubectl})`);
-  for (const image of kustomization.images ?? []) {
+  rule(rendered.length === expected, `kubectl kustomize ${path.relative(root, where)} renders ${rendered.length} resources (${kubectl})`);
+  for (const image of kustomizations.get(folder)?.images ?? []) {
     const want = `${image.newName ?? image.name}:${image.newTag}`;
     const images = rendered.flatMap((r) => ((r as unknown as IDeployment).spec?.template?.spec?.containers ?? []).map((c) => c.image));
     rule(images.length > 0 && images.every((i) => i === want), `kustomize sets the image to ${want}`);

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findBinary } from './binaries.js';
+import { forget, remember } from './cleanup.js';
 import { haproxyConfig, type BackendServer, type HealthChecks } from './haproxyConfig.js';
 import { backendStats, type BackendStats, type ServerState } from './haproxyRuntime.js';
 import { waitFor } from './poll.js';
@@ -65,11 +66,14 @@ export async function startHAProxy({ servers, port, checks: given = {} }: HAProx
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', onExit);
+  const noted = `process ${child.pid}`;
   const cleanUp = async () => {
+    forget(noted);
     process.off('exit', onExit);
     await stop(child, { graceMs: 5000 });
     await rm(dir, { recursive: true, force: true });
   };
+  remember(noted, `stop haproxy (pid ${child.pid})`, cleanUp);
 
   const stats = () => backendStats(socket, BACKEND);
   await awaitDaemon('haproxy', child, {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmod, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findBinary } from './binaries.js';
+import { forget, remember } from './cleanup.js';
 import { freePort } from './ports.js';
 import { postgresAnswers } from './probes.js';
 import { awaitDaemon, stop } from './processes.js';
@@ -59,10 +60,13 @@ export async function startPgBouncer(upstreamUrl: string, { poolSize = 4 }: { po
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
   const url = `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${encodeURIComponent(dbname)}`;
+  const noted = `process ${child.pid}`;
   const cleanUp = async () => {
+    forget(noted);
     await stop(child, { graceMs: 5000 });
     await rm(dir, { recursive: true, force: true });
   };
+  remember(noted, `stop pgbouncer (pid ${child.pid})`, cleanUp);
   await awaitDaemon('pgbouncer', child, { answers: () => postgresAnswers(url, 1000), log: () => log, cleanUp, waitingFor: `answer on port ${port}` });
   return { url, poolSize, stop: cleanUp };
 }

@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
+import { forget, remember } from './cleanup.js';
 import { waitFor } from './poll.js';
 import { freePort } from './ports.js';
 
@@ -173,6 +174,9 @@ export async function startServer(
     detached,
     nodeArgs,
   );
+  const noted = `process ${child.pid}`;
+  remember(noted, `stop ${entry} (pid ${child.pid})`, () => stop(child));
+  child.once('exit', () => forget(noted));
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const baseUrl = `http://127.0.0.1:${port}`;

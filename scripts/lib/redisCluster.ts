@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { forget, remember } from './cleanup.js';
 import { waitFor } from './poll.js';
 import { canConnect, freePort } from './ports.js';
 import { stop } from './processes.js';
@@ -100,6 +101,7 @@ export async function startRedisCluster({ masters = 3, replicas = 0, nodeTimeout
         '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', dir, '--logfile', log,
         '--save', '', '--appendonly', 'no',
         '--repl-diskless-sync-delay', '0', // replicas sync at once, not after Redis's 5 s wait for more
+        '--set-proc-title', 'no', // a title would overwrite its environment, where a test run marks its processes
       ],
       { stdio: 'ignore' },
     );
@@ -146,12 +148,15 @@ export async function startRedisCluster({ masters = 3, replicas = 0, nodeTimeout
       }, timeoutMs, 50);
     },
     async stop() {
+      forget(noted);
       process.off('exit', onExit);
       await Promise.all([...children.values()].map((child) => stop(child, { signal: 'SIGKILL' })));
       await rm(dir, { recursive: true, force: true });
     },
   };
 
+  const noted = `redis cluster ${dir}`;
+  remember(noted, 'stop the Redis Cluster', () => cluster.stop());
   try {
     const ports = await distinctFreePorts(2 * masters * (1 + replicas));
     for (let i = 0; i < ports.length; i += 2) {

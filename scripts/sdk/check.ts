@@ -2,13 +2,25 @@
 // server, and drives each client through the same scenario with the driver in scripts/sdk/<lang>/.
 // Prints one table (✓/✗ per cell) and exits non-zero if any cell is ✗. See docs/SDKS.md.
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createKey } from '../lib/apiKeys.js';
-import { createDatabase, dropDatabase } from '../lib/databases.js';
+import { runCommand } from '../lib/cleanup.js';
+import { parseCommandLine } from '../lib/cli.js';
+import { createDatabase } from '../lib/databases.js';
 import { startServer } from '../lib/processes.js';
 import { scratchDir } from '../lib/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
+
+const USAGE = `Usage: npm run sdk:check
+
+Generates clients from openapi.yaml (openapi-fetch for TypeScript; Redocly's generator for
+Python, Go, Java and PHP) into a temporary folder, starts a fresh server (a database of its own
+on DATABASE_URL's Postgres server, else an embedded store), drives each client through the same
+scenario and prints one table; exits 1 if any cell fails. Toolchains: sh scripts/sdk/install-toolchains.sh
+(as root). Its server, database and folder are removed at the end, on failure and on Ctrl-C.
+See docs/SDKS.md.`;
+parseCommandLine(USAGE);
 
 const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts'] as const;
 const HEADINGS = [
@@ -178,17 +190,15 @@ function printTable(rows: string[][]) {
   console.log([line(HEADINGS), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n'));
 }
 
-const started = Date.now();
-const tmp = await scratchDir('sdk-check-');
-const adminUrl = process.env.DATABASE_URL;
-const dbName = `sdk_check_${process.pid}`;
-let server: Awaited<ReturnType<typeof startServer>> | undefined;
-let failed = false;
-try {
+// The server, its database and the folder are undone at the end, on failure and on Ctrl-C (lib/cleanup.ts).
+await runCommand(async () => {
+  const started = Date.now();
+  const tmp = await scratchDir('sdk-check-');
+  const adminUrl = process.env.DATABASE_URL;
   const storeEnv: Record<string, string> = adminUrl
-    ? { DATABASE_URL: await createDatabase(adminUrl, dbName) }
+    ? { DATABASE_URL: await createDatabase(adminUrl, `sdk_check_${process.pid}`) }
     : { DATA_DIR: path.join(tmp, 'data') };
-  server = await startServer('src/server.ts', { ...storeEnv, LOG_LEVEL: 'warn' }, { stdout: 'ignore' });
+  const server = await startServer('src/server.ts', { ...storeEnv, LOG_LEVEL: 'warn' }, { stdout: 'ignore' });
   const [key, ...tinyKeys] = await Promise.all([
     createKey(storeEnv, { plan: 'enterprise', name: 'sdk-check', perMinute: 10_000, perDay: 100_000 }),
     ...languages.map((lang) => createKey(storeEnv, { plan: 'enterprise', name: `sdk-check-tiny-${lang.name}`, perMinute: 3, perDay: 1000 })),
@@ -196,6 +206,7 @@ try {
   // Generation and compilation in parallel; the drivers one after the other, so their pages do not interleave.
   const prepared = await Promise.all(languages.map((lang) => prepare(lang, path.join(tmp, lang.name.toLowerCase()))));
   const rows: string[][] = [];
+  let failed = false;
   for (const [i, lang] of languages.entries()) {
     const { warningCell, driver, stepCell } = prepared[i]!;
     const env = { SDK_BASE_URL: `${server.baseUrl}/v1`, SDK_KEY: key!, SDK_TINY_KEY: tinyKeys[i]!, SDK_PREFIX: `sdk-${lang.name.toLowerCase()}-${process.pid}` };
@@ -205,9 +216,5 @@ try {
   }
   printTable(rows);
   console.log(`sdk:check ${failed ? 'FAILED' : 'passed'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-} finally {
-  await server?.stop();
-  if (adminUrl) await dropDatabase(adminUrl, dbName);
-  await rm(tmp, { recursive: true, force: true });
-}
-process.exitCode = failed ? 1 : 0;
+  return failed ? 1 : 0;
+});

@@ -2,6 +2,18 @@
 # Installs, from Debian, the toolchains `npm run sdk:check` drives generated clients with:
 # Go, a JDK, PHP with curl, and Python's httpx. Skips what is already present. Run as root.
 set -eu
+case "${1:-}" in
+  -h | --help)
+    echo "Usage: sh scripts/sdk/install-toolchains.sh   (as root)"
+    echo
+    echo "Installs from Debian what npm run sdk:check drives generated clients with: Go, a JDK,"
+    echo "PHP with curl and Python's httpx; skips what is already there."
+    exit 0 ;;
+  "") ;;
+  *)
+    { echo "Unexpected argument: $1"; echo; echo "Usage: sh scripts/sdk/install-toolchains.sh   (as root)"; } >&2
+    exit 2 ;;
+esac
 need=""
 command -v go >/dev/null 2>&1 || need="$need golang-go"
 command -v javac >/dev/null 2>&1 || need="$need default-jdk-headless"

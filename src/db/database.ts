@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { embeddedConnection, startEmbedded, isHeld, type EmbeddedServer } from './embedded.js';
 import { migrate } from './migrate.js';
+import { explainPostgresFailure } from './openErrors.js';
 import { createPool } from './pgPool.js';
 import type { Statements } from './statements.js';
 import { checkServerTimeouts, type ServerTimeouts } from './serverTimeouts.js';
@@ -10,6 +11,8 @@ export interface Database {
   /** Every statement the pool runs: timed for an observer, and bounded (statements.ts). */
   statements: Statements;
   kind: 'postgres' | 'embedded';
+  /** The migration files applied when it was opened, in order (none: it was up to date). */
+  migrated: string[];
   close(): Promise<void>;
 }
 
@@ -52,19 +55,22 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     onIdleError: opts.onIdleError,
     ...(opts.databaseUrl && opts.serverTimeouts && { serverTimeouts: opts.serverTimeouts, pooling: opts.pooling }),
   });
+  let migrated: string[];
   try {
     if (opts.databaseUrl && opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
-    await migrate(pool);
+    migrated = await migrate(pool);
   } catch (err) {
     statements.stop();
     await pool.end().catch(() => {});
     await embedded?.close().catch(() => {});
-    throw err;
+    // The first connection is made here: a failure to reach Postgres is told in words.
+    throw (opts.databaseUrl && explainPostgresFailure(err as Error, opts.databaseUrl)) || err;
   }
   return {
     pool,
     statements,
     kind: opts.databaseUrl ? 'postgres' : 'embedded',
+    migrated,
     async close() {
       statements.stop();
       await pool.end();

@@ -1,4 +1,5 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
@@ -6,6 +7,8 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
+import { StartupError } from '../startupError.js';
+import { explainDataDirFailure } from './openErrors.js';
 
 /** Fixed port number in the socket's file name, as libpq names sockets (`.s.PGSQL.<port>`). */
 export const EMBEDDED_SOCKET_PORT = 5432;
@@ -49,7 +52,19 @@ export function isHeld(dataDir: string): Promise<boolean> {
 }
 
 function inUse(dir: string): Error {
-  return new Error(`The embedded database in ${dir} is in use by another process. Stop it, or set DATABASE_URL.`);
+  return new StartupError(
+    `The embedded database in ${dir} (DATA_DIR) is in use by another process, most likely a server already running. Stop it, or set DATA_DIR to another folder (or DATABASE_URL).`,
+  );
+}
+
+/** The folder exists (or is made) and this user may write in it; else a StartupError naming DATA_DIR. */
+async function ensureWritable(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw explainDataDirFailure(err as Error, dir) ?? err;
+  }
 }
 
 const WORKER_TAG = 'animal-store-embedded-database';
@@ -69,11 +84,13 @@ const CLOSE_TIMEOUT_MS = 15_000;
 export async function startEmbedded(dataDir: string, onError?: (err: Error) => void): Promise<EmbeddedThread> {
   const dir = path.resolve(dataDir);
   if (await isHeld(dir)) throw inUse(dir);
+  // Before PGlite: its own file-system errors carry no message, and a screen of its source with them.
+  await ensureWritable(dir);
   const worker = spawnWorker({ tag: WORKER_TAG, dir });
   try {
     await new Promise<void>((resolve, reject) => {
       worker.once('message', (m: { error?: { message: string; stack?: string } }) =>
-        m.error ? reject(new Error(m.error.message, { cause: m.error.stack })) : resolve(),
+        m.error ? reject(new StartupError(`${m.error.message} (DATA_DIR)`, { cause: m.error.stack })) : resolve(),
       );
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`The embedded database thread exited (code ${code}) while opening ${dir}.`)));

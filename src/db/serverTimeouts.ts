@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { StartupError } from '../startupError.js';
 
 /** Server-side limits: Postgres cancels a statement past them and rolls its transaction back. */
 export interface ServerTimeouts {
@@ -35,7 +36,7 @@ export async function checkServerTimeouts(pool: pg.Pool, timeouts: ServerTimeout
   const { role, db } = rows[0]!;
   const found = wrong.map(([name, ms]) => `${name} = ${actual.get(name)} (wanted ${ms})`).join(', ');
   const fix = wrong.map(([name, ms]) => `ALTER ROLE "${role}" IN DATABASE "${db}" SET ${name} = ${ms};`).join(' ');
-  throw new Error(
+  throw new StartupError(
     `The database connections run with ${found}, not what DB_STATEMENT_TIMEOUT_MS and DB_LOCK_TIMEOUT_MS ask for. ` +
       `Behind a transaction-pooling PgBouncer (DATABASE_POOLING=transaction) set them on the role: ${fix}`,
   );

@@ -96,9 +96,16 @@ describe('npm run apikey', () => {
     expect(res.stderr).toContain('No such API key');
   });
 
-  // Bad arguments are refused before the database is opened: here, opening it fails the test.
+  // Opening the database fails the tests below that must not.
   const noDatabase: CliDeps = { openDatabase: () => Promise.reject(new Error('bad arguments opened the database')) };
+  it.each([[['--help']], [['-h']], [['create', '--help']]])('%j prints the usage on stdout and exits 0, without opening the database', async (args) => {
+    const res = await run(args, noDatabase);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^Usage: npm run --silent apikey -- create --plan/);
+    expect(res.stderr).toBe('');
+  });
 
+  // Bad arguments are refused before the database is opened.
   it.each([
     [[]],
     [['create']],

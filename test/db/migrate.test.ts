@@ -1,12 +1,12 @@
-import { readdir, rm } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { cp, readdir, rm } from 'node:fs/promises';
+import { describe, expect, inject, it } from 'vitest';
 import { createDatabase, dropDatabase } from '../../scripts/lib/databases.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pgPool.js';
 import { migrationsDir } from '../../src/paths.js';
 import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
-import { createTestDatabase } from '../helpers/testDatabase.js';
+import { createTestDatabase, databaseName } from '../helpers/testDatabase.js';
 import { scratchDir } from '../../scripts/lib/scratchDir.js';
 
 const noop = () => {};
@@ -15,7 +15,7 @@ const allMigrations = async () => (await readdir(migrationsDir)).filter((f) => f
 describe('migrations', () => {
   it.skipIf(withoutPostgresServer())('apply each file exactly once when 8 instances migrate one fresh database at the same time', async () => {
     const adminUrl = postgresServerUrl();
-    const name = `as_migrate_${process.pid}`;
+    const name = databaseName('migrate');
     const url = await createDatabase(adminUrl, name);
     const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: url }, onIdleError: noop }).pool);
     try {
@@ -35,6 +35,9 @@ describe('migrations', () => {
 
   it('apply nothing again when an embedded store is opened a second time, and keep its data', async () => {
     const dir = await scratchDir('as-migrate-');
+    // A migrated store: the run's template on the embedded store (a new store's first start is test/cli/migrate's), else a new one.
+    const template = inject('template');
+    if (template.kind === 'embedded') await cp(template.dir, dir, { recursive: true });
     try {
       const first = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 2, onIdleError: noop });
       await first.pool.query(`INSERT INTO pets (name, category_id) VALUES ('kept', 1)`);

@@ -41,7 +41,7 @@ describe.skipIf(withoutPostgresServer())('what an operator reads', () => {
     expect(killed.rowCount).toBeGreaterThan(0);
     const lostLines = () => logs.lines.slice(before).filter((l) => l.msg === 'idle database connection lost');
     // One line per killed connection, as each one's socket learns of it.
-    expect(await waitFor(() => lostLines().length === killed.rowCount, 5000, 20)).toBe(true);
+    expect(await waitFor(() => lostLines().length === killed.rowCount, 15_000, 20)).toBe(true);
     const lost = lostLines();
     for (const line of lost) {
       const err = line.err as { code?: string; client?: unknown };

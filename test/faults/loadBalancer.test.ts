@@ -4,6 +4,7 @@ import { startScaleOut, type Instance, type ScaleOut } from '../../scripts/lib/s
 import { openLoad, type OpenLoad } from '../helpers/openLoad.js';
 import { parsePrometheus } from '../helpers/prometheus.js';
 import { postgresServerUrl, withoutHAProxy, withoutPgBouncer, withoutPostgresServer, withoutRedisCluster } from '../helpers/services.js';
+import { databaseName } from '../helpers/testDatabase.js';
 
 /*
  * Issue 13's topology on one machine: three instances (src/server.ts) behind Debian's
@@ -18,7 +19,7 @@ const skip = withoutPostgresServer() || withoutPgBouncer() || withoutRedisCluste
 let topo: ScaleOut;
 beforeAll(async () => {
   if (skip) return;
-  topo = await startScaleOut({ adminUrl: postgresServerUrl(), database: `as_lb_${process.pid}` });
+  topo = await startScaleOut({ adminUrl: postgresServerUrl(), database: databaseName('lb') });
 }, 120_000);
 afterAll(async () => {
   await topo?.stop();

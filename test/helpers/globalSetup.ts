@@ -1,13 +1,15 @@
-import { execFile } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { createDatabase, dropDatabases } from '../../scripts/lib/databases.js';
+import { createDatabase } from '../../scripts/lib/databases.js';
 import { canStartHAProxy } from '../../scripts/lib/haproxy.js';
 import { findPgBouncer } from '../../scripts/lib/pgbouncer.js';
 import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from '../../scripts/lib/probes.js';
 import { canStartRedisCluster } from '../../scripts/lib/redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { projectRoot } from '../../src/paths.js';
+import { cleanUpRun, createRunDir, deadRuns, testRun, type CleanUp, type TestRun } from './testRun.js';
 
 /** What this run has besides Node: test/helpers/services.ts turns it into skip conditions. */
 export interface Services {
@@ -25,8 +27,10 @@ export interface Services {
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Postgres: a migrated template database to clone per test file. PGlite: a migrated data dir to copy. */
-    template: { kind: 'postgres'; adminUrl: string; name: string; runId: string } | { kind: 'embedded'; dir: string };
+    template: { kind: 'postgres'; adminUrl: string; name: string } | { kind: 'embedded'; dir: string };
     services: Services;
+    /** This run: the id its databases are named by, and the folder its throwaway directories go into. */
+    run: TestRun;
   }
 }
 
@@ -84,9 +88,45 @@ function missing(services: Services): string[] {
   return lines;
 }
 
+/** Starts the run's reaper (test/helpers/reaper.ts): it cleans up when `finish()` is called, and again when this process ends. */
+function startReaper(run: TestRun, adminUrls: string[]): { finish(): Promise<CleanUp | undefined> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/reaper.ts', JSON.stringify({ run, adminUrls })], {
+    cwd: projectRoot,
+    detached: true, // a session of its own: a Ctrl-C meant for the run does not reach it
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const handles = [child, child.stdin, child.stdout] as unknown as Array<{ ref(): void; unref(): void }>;
+  // Nothing waits for it: vitest may exit whenever it likes; the end of the pipe tells the reaper.
+  for (const handle of handles) handle.unref();
+  return {
+    async finish() {
+      // Waited for now: this process stays up until the reaper has answered.
+      for (const handle of handles) handle.ref();
+      try {
+        const answer = new Promise<string>((resolve) => {
+          let output = '';
+          child.stdout!.on('data', (chunk: Buffer) => {
+            output += chunk.toString();
+            if (output.includes('\n')) resolve(output);
+          });
+          child.once('exit', () => resolve(output));
+        });
+        child.stdin!.write('done\n');
+        return JSON.parse(await answer) as CleanUp;
+      } catch {
+        return undefined;
+      } finally {
+        for (const handle of handles) handle.unref();
+      }
+    },
+  };
+}
+
 /**
  * Probes the services once and says which tests cannot run (or fails, with TEST_REQUIRE_SERVICES=1);
  * then migrates one template per run, so each test file starts from a copy in well under a second.
+ * Everything the run makes (processes, folders, databases) is removed when it ends, however it
+ * ends (test/helpers/testRun.ts), and what earlier runs that died left behind is removed first.
  */
 export default async function setup(project: TestProject) {
   const services = await probeServices();
@@ -101,24 +141,33 @@ export default async function setup(project: TestProject) {
   project.provide('services', services);
 
   const adminUrl = process.env.DATABASE_URL;
-  if (adminUrl) {
-    const runId = String(process.pid);
-    const name = `as_${runId}_template`;
-    const db = await openDatabase({ databaseUrl: await createDatabase(adminUrl, name), dataDir: '', poolMax: 1, onIdleError: () => {} });
-    await db.close();
-    project.provide('template', { kind: 'postgres', adminUrl, name, runId });
-    return async () => {
-      // The template and every per-file clone of this run (as_<runId>_<pid>_<n>).
-      await dropDatabases(adminUrl, `as\\_${runId}\\_%`);
-      report();
-    };
-  }
-  const dir = await scratchDir('as-tpl-');
-  const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });
-  await db.close();
-  project.provide('template', { kind: 'embedded', dir });
-  return async () => {
-    await rm(dir, { recursive: true, force: true });
+  const adminUrls = [...(adminUrl ? [adminUrl] : []), ...(services.postgres.up ? [services.postgres.url] : [])];
+  for (const dead of deadRuns()) await cleanUpRun(dead, { adminUrls, workers: true });
+  const run = testRun(process.pid, project.name);
+  await createRunDir(run);
+  const reaper = startReaper(run, adminUrls);
+  project.provide('run', run);
+  const teardown = async () => {
+    const cleaned = await reaper.finish();
+    if (cleaned?.processes) console.warn(`\nThe run's teardown killed ${cleaned.processes} process(es) that tests left running.`);
     report();
   };
+
+  try {
+    if (adminUrl) {
+      const name = `as_${run.id}_template`;
+      const db = await openDatabase({ databaseUrl: await createDatabase(adminUrl, name), dataDir: '', poolMax: 1, onIdleError: () => {} });
+      await db.close();
+      project.provide('template', { kind: 'postgres', adminUrl, name });
+    } else {
+      const dir = await mkdtemp(path.join(run.dir, 'template-'));
+      const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });
+      await db.close();
+      project.provide('template', { kind: 'embedded', dir });
+    }
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  return teardown;
 }

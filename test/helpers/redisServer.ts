@@ -8,7 +8,8 @@ import { stop } from '../../scripts/lib/processes.js';
  * Needs the redis-server binary (guard with `withoutRedisServerBinary()`), not the run's Redis.
  */
 export async function startRedisServer(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  // --set-proc-title no: setting its title would overwrite its environment, and the test run's marker with it (testRun.ts).
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--set-proc-title', 'no'], {
     stdio: 'ignore',
   });
   const up = await waitFor(() => {

@@ -13,11 +13,14 @@ export interface TestDatabase {
 
 let counter = 0;
 
+/** A database name of this run (`as_<run id>_…`): the run's reaper drops it whatever ends the run. */
+export const databaseName = (label: string) => `as_${inject('run').id}_${label}_${process.pid}`;
+
 /** A fresh, migrated database of its own for one test file: Postgres if DATABASE_URL is set, else PGlite. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = inject('template');
   if (template.kind === 'postgres') {
-    const name = `as_${template.runId}_${process.pid}_${counter++}`;
+    const name = databaseName(String(counter++));
     const url = await createDatabase(template.adminUrl, name, template.name);
     return { env: { DATABASE_URL: url }, drop: () => dropDatabase(template.adminUrl, name) };
   }
@@ -40,7 +43,7 @@ export interface ServerDatabase extends TestDatabase {
  */
 export async function createServerDatabase(label: string): Promise<ServerDatabase> {
   const adminUrl = postgresServerUrl();
-  const name = `as_${label}_${process.pid}`;
+  const name = databaseName(label);
   const url = await createDatabase(adminUrl, name);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

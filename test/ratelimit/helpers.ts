@@ -58,13 +58,13 @@ export async function startTestServer(env: Record<string, string> = {}, opts?: T
   return server;
 }
 
-/** Fails unless /readyz reports rate limits shared through Redis within 5 s (the store connects in the background). */
+/** Fails unless /readyz reports rate limits shared through Redis within 15 s (the store connects in the background; a generous bound for a loaded machine). */
 export async function expectSharedLimits(baseUrl: string): Promise<void> {
   let body: unknown;
   await waitFor(async () => {
     body = await fetch(`${baseUrl}/readyz`).then((res) => res.json(), () => undefined);
     return (body as { checks?: { rateLimits?: string } } | undefined)?.checks?.rateLimits === 'shared';
-  }, 5_000);
+  }, 15_000);
   expect(body, `${baseUrl}/readyz: rate limits not shared through Redis at ${REDIS_URL}`).toEqual({
     status: 'ready',
     checks: { database: 'ok', rateLimits: 'shared' },

@@ -36,7 +36,7 @@ describe.skipIf(withoutRedisServerBinary())('a Redis outage', () => {
   it('degrades to per-instance counters without stalling requests, and recovers when Redis is back', async () => {
     const s = server!;
     // Connected: shared counters.
-    expect(await waitFor(async () => (await readyz(s)).body.checks?.rateLimits === 'shared', 5000)).toBe(true);
+    expect(await waitFor(async () => (await readyz(s)).body.checks?.rateLimits === 'shared', 15_000)).toBe(true);
     const { response: first } = await listOne(s);
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('999'); // the business key's first request, counted in Redis
@@ -48,7 +48,8 @@ describe.skipIf(withoutRedisServerBinary())('a Redis outage', () => {
       const { response: res, error } = await listOne(s);
       const ms = performance.now() - started;
       expect(res.status, `request ${i + 1}: ${JSON.stringify(error)?.slice(0, 200)}`).toBe(200);
-      expect(ms, `request ${i + 1} took ${ms.toFixed(0)} ms`).toBeLessThan(1000);
+      // A stall would be Redis's own timeouts (seconds each); 3 s leaves room for a machine at load 10.
+      expect(ms, `request ${i + 1} took ${ms.toFixed(0)} ms`).toBeLessThan(3000);
       // Counted by this instance alone, from the count Redis last gave it (1).
       expect(res.headers.get('x-ratelimit-remaining')).toBe(String(998 - i));
     }
@@ -63,8 +64,8 @@ describe.skipIf(withoutRedisServerBinary())('a Redis outage', () => {
       const r = await readyz(s);
       polled.push(r.body.checks?.rateLimits);
       return r.status === 200 && r.body.checks?.rateLimits === 'shared';
-    }, 10_000);
-    expect(back, `/readyz over 10 s reported: ${[...new Set(polled)].join(', ')}`).toBe(true);
+    }, 20_000);
+    expect(back, `/readyz over 20 s reported: ${[...new Set(polled)].join(', ')}`).toBe(true);
 
     // The new Redis came back empty: the instance wrote its own count (21) into it, so the count goes on from there.
     const { response: after } = await listOne(s);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# npm run deploy:check: the deployment files, checked without Docker or a cluster.
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: npm run deploy:check
+
+Checks the deployment files without Docker or a cluster: docker-compose.yml (alone and with
+docker-compose.ports.yml) and its rules, deploy/haproxy/haproxy.cfg with haproxy -c, and the
+Kubernetes manifests in deploy/kubernetes/ against their schemas and against each other
+(scripts/image/k8s-check.ts). Needs docker compose or Debian's docker-compose; uses haproxy
+and kubectl when installed. Exits 1 at the first failed check.
+USAGE
+}
+for arg in "$@"; do
+  case $arg in
+    -h | --help) usage; exit 0 ;;
+  esac
+done
+if [ $# -gt 0 ]; then
+  { echo "Unexpected argument: $1"; echo; usage; } >&2
+  exit 2
+fi
+
+cd "$(dirname "$0")/../.."
+bash scripts/image/compose-check.sh
+npx --no-install tsx scripts/image/k8s-check.ts

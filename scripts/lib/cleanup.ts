@@ -1,0 +1,80 @@
+/*
+ * What this process made that must not outlive it: databases, servers and daemons, scratch
+ * folders. The shared helpers (databases.ts, processes.ts, scratchDir.ts, pgbouncer.ts,
+ * haproxy.ts, redisCluster.ts) note each thing as they make it and forget it once it is
+ * undone, so that a command run through runCommand() undoes whatever is left when it ends,
+ * fails, or is interrupted, without listing anything itself. In tests nothing installs the
+ * handlers: a test undoes its own things, and the run's reaper the rest (test/helpers/testRun.ts).
+ */
+
+interface Made {
+  what: string;
+  undo: () => Promise<unknown>;
+}
+
+const made = new Map<string, Made>();
+
+/** Notes something made, to be undone by `undo` unless forgotten first (same `key`: replaced). */
+export function remember(key: string, what: string, undo: () => Promise<unknown>): void {
+  made.delete(key); // re-added last: undone first
+  made.set(key, { what, undo });
+}
+
+/** It has been undone (or handed over): nothing to do for it any more. */
+export function forget(key: string): void {
+  made.delete(key);
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+let undoing: Promise<void> | undefined;
+
+/** Undoes everything still noted, last made first, each even if another fails. */
+export function undoAll(): Promise<void> {
+  undoing ??= (async () => {
+    for (const [key, m] of [...made].reverse()) {
+      made.delete(key);
+      await m.undo().catch((err: Error) => log(`clean-up: could not ${m.what}: ${err.message}`));
+    }
+  })();
+  return undoing;
+}
+
+const SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
+
+/**
+ * On SIGINT, SIGTERM or SIGHUP: undo everything, then exit (128 + the signal's number). Ctrl-C
+ * reaches npm, tsx and node together, so one press can arrive as two or three signals: later
+ * ones are ignored until the clean-up is done (a clean-up cut short is how a database got left
+ * behind). Children in the same process group get the Ctrl-C as well, and stop on their own.
+ */
+export function undoAllOnSignals(): void {
+  for (const [signal, number] of Object.entries(SIGNALS)) {
+    process.on(signal, () => {
+      if (undoing) return;
+      log(`\n${signal}: cleaning up (${[...made.values()].map((m) => m.what).join('; ') || 'nothing left'})…`);
+      void undoAll().then(() => {
+        log('Cleaned up.');
+        process.exit(128 + number);
+      });
+    });
+  }
+}
+
+/**
+ * Runs a command's `main` so that nothing it made outlives it: undone after it returns
+ * (its number is the exit code), after it fails (its message is printed, with the stack at
+ * LOG_LEVEL=debug, and the exit code is 1), and on a signal.
+ */
+export async function runCommand(main: () => Promise<number | void>): Promise<void> {
+  undoAllOnSignals();
+  let code = 1;
+  try {
+    code = (await main()) ?? 0;
+  } catch (err) {
+    log(process.env.LOG_LEVEL === 'debug' ? String((err as Error).stack) : (err as Error).message);
+  } finally {
+    await undoAll();
+  }
+  process.exitCode = code;
+}

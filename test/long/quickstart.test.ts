@@ -1,0 +1,88 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect, it } from 'vitest';
+import { waitFor } from '../../scripts/lib/poll.js';
+import { canConnect, freePort } from '../../scripts/lib/ports.js';
+import { stop } from '../../scripts/lib/processes.js';
+import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { CONFIG_VARIABLES } from '../../src/config.js';
+import { projectRoot } from '../../src/paths.js';
+
+/*
+ * The README's quick start, as a newcomer follows it: in a fresh checkout (no node_modules,
+ * no dist/, no data/), its server block (`npm ci && npm start`) in one terminal, then its
+ * client block (a key, two creates, a page, the next page) in another, then Ctrl-C.
+ * The one liberty taken: a free port instead of 3000, which may be in use on a shared machine.
+ */
+
+const run = promisify(execFile);
+
+/** The block of code that follows `<!-- quickstart:<name>` in the README. */
+function block(readme: string, name: string): string {
+  const m = new RegExp(`<!-- quickstart:${name}[^>]*-->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme);
+  if (!m) throw new Error(`README.md has no quickstart:${name} block`);
+  return m[1]!;
+}
+
+/** What a clone of this working tree would hold once committed: its tracked and new files, nothing ignored. */
+async function freshCheckout(): Promise<string> {
+  const dir = await scratchDir('as-quickstart-');
+  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: projectRoot, maxBuffer: 16 << 20 });
+  for (const file of new Set(stdout.split('\0').filter(Boolean))) {
+    if (existsSync(path.join(projectRoot, file))) await cp(path.join(projectRoot, file), path.join(dir, file), { recursive: true });
+  }
+  return dir;
+}
+
+it('the README quick start works as written in a fresh checkout: npm ci && npm start, the curl block, Swagger UI, Ctrl-C', async () => {
+  const readme = await readFile(path.join(projectRoot, 'README.md'), 'utf8');
+  const serverBlock = block(readme, 'server');
+  const clientBlock = block(readme, 'client');
+  expect(serverBlock.trim()).toBe('npm ci && npm start');
+
+  const checkout = await freshCheckout();
+  expect(existsSync(path.join(checkout, 'node_modules'))).toBe(false);
+  const port = await freePort();
+  // The newcomer's environment: none of the service's variables (CI sets DATABASE_URL).
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name))), PORT: String(port) };
+
+  // The first terminal: a process group of its own, so that Ctrl-C reaches npm and the server as in a terminal.
+  const server = spawn('bash', ['-c', serverBlock], { cwd: checkout, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    // npm ci, then the compile in npm start, then the first start of the embedded store.
+    const started = await waitFor(() => /Docs: +\S+\/docs/.test(output) || server.exitCode !== null, 600_000, 500);
+    expect(started && server.exitCode === null, output).toBe(true);
+    expect(output).toMatch(/Created a development API key \(free plan\)\. It is shown only this once:\n\n {2}as_[A-Za-z0-9_-]{43}\n/);
+    expect(output).toContain(`Docs:    http://127.0.0.1:${port}/docs`);
+
+    // The second terminal: the client block, against this server.
+    const client = clientBlock.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`);
+    const result = await run('bash', ['-e', '-o', 'pipefail', '-c', client], { cwd: checkout, env, timeout: 120_000 }).catch(
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    const { stdout } = result;
+    expect('code' in result ? result.code : 0, `${stdout}\n${result.stderr}`).toBe(0);
+    expect(stdout).toContain('{"id":1,"name":"Rex","categoryId":7,"status":"available"}');
+    expect(stdout).toContain('{"id":2,"name":"Kit","categoryId":3,"status":"pending"}');
+    expect(stdout).toContain('HTTP/1.1 200 OK');
+    expect(stdout).toContain(`link: <http://127.0.0.1:${port}/v1/pets?limit=1&cursor=`);
+    // The followed link gave the second page: Kit alone.
+    expect(stdout.trim().split('\n').at(-1)).toBe('[{"id":2,"name":"Kit","categoryId":3,"status":"pending"}]');
+
+    // Swagger UI, where the README sends people next.
+    const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toMatch(/swagger-ui/i);
+  } finally {
+    // Ctrl-C in the first terminal.
+    process.kill(-server.pid!, 'SIGINT');
+    await stop(server, { signal: 'SIGINT', graceMs: 60_000 });
+  }
+  expect(await canConnect(port)).toBe(false);
+}, 900_000);

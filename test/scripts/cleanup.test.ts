@@ -1,0 +1,28 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { forget, remember, undoAll } from '../../scripts/lib/cleanup.js';
+
+describe("a command's clean-up registry", () => {
+  afterEach(() => undoAll());
+
+  it('undoes what is left, last made first, each once, even when one fails', async () => {
+    const undone: string[] = [];
+    const errors: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((line: string) => (errors.push(line), true)) as typeof process.stderr.write;
+    try {
+      remember('a', 'drop database a', async () => undone.push('a'));
+      remember('b', 'stop server b', async () => {
+        undone.push('b');
+        throw new Error('already gone');
+      });
+      remember('c', 'remove folder c', async () => undone.push('c'));
+      forget('c'); // undone by its owner already
+      remember('d', 'remove folder d', async () => undone.push('d'));
+      await Promise.all([undoAll(), undoAll()]);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(undone).toEqual(['d', 'b', 'a']);
+    expect(errors).toEqual(['clean-up: could not stop server b: already gone\n']);
+  });
+});
