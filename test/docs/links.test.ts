@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
 
 /*
@@ -25,6 +26,13 @@ describe('the README', () => {
   it('has the quick-start blocks the quick-start test runs', () => {
     expect(text('README.md')).toMatch(/<!-- quickstart:server[^>]*-->\n```sh\nnpm ci && npm start\n```/);
     expect(text('README.md')).toMatch(/<!-- quickstart:client[^>]*-->\n```sh\nKEY=\$\(npm run --silent apikey -- create/);
+  });
+});
+
+describe('docs/CONFIGURATION.md', () => {
+  it('has every variable the service reads', () => {
+    const documented = text('docs/CONFIGURATION.md');
+    expect(CONFIG_VARIABLES.filter((name) => !documented.includes(`\`${name}\``))).toEqual([]);
   });
 });
 

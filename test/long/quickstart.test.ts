@@ -15,7 +15,7 @@ import { projectRoot } from '../../src/paths.js';
  * The README's quick start, as a newcomer follows it: in a fresh checkout (no node_modules,
  * no dist/, no data/), its server block (`npm ci && npm start`) in one terminal, then its
  * client block (a key, two creates, a page, the next page) in another, then Ctrl-C.
- * The one liberty taken: a free port instead of 3000, which may be in use on a shared machine.
+ * The one liberty taken: free ports instead of 3000 and 9464, which may be in use on a shared machine.
  */
 
 const run = promisify(execFile);
@@ -46,8 +46,10 @@ it('the README quick start works as written in a fresh checkout: npm ci && npm s
   const checkout = await freshCheckout();
   expect(existsSync(path.join(checkout, 'node_modules'))).toBe(false);
   const port = await freePort();
-  // The newcomer's environment: none of the service's variables (CI sets DATABASE_URL).
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name))), PORT: String(port) };
+  // The newcomer's environment: none of the service's variables (CI sets DATABASE_URL); the
+  // ports free ones, where the README's are the defaults (3000, and 9464 for metrics).
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name)));
+  const env = { ...inherited, PORT: String(port), METRICS_PORT: String(await freePort()) };
 
   // The first terminal: a process group of its own, so that Ctrl-C reaches npm and the server as in a terminal.
   const server = spawn('bash', ['-c', serverBlock], { cwd: checkout, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

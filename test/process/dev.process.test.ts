@@ -26,7 +26,7 @@ it('npm run dev restarts the server and regenerates generated/ when openapi.yaml
   // A process group of its own: Ctrl-C in a terminal signals the whole group (npm, tsx, the server).
   const dev = spawn('npm', ['run', 'dev'], {
     cwd: copy,
-    env: { ...inherited, PORT: String(port), DATA_DIR: path.join(copy, 'data'), LOG_LEVEL: 'warn' },
+    env: { ...inherited, PORT: String(port), METRICS_PORT: '0', DATA_DIR: path.join(copy, 'data'), LOG_LEVEL: 'warn' },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -18,8 +18,8 @@ import { databaseName } from '../helpers/testDatabase.js';
  * stack unless LOG_LEVEL=debug.
  */
 
-/** The server with `env` (and nothing of this process's settings), to its exit. */
-const start = (env: Record<string, string>) => runScript('src/server.ts', [], env, 60_000);
+/** The server with `env` (and nothing of this process's settings; its metrics listener on a free port), to its exit. */
+const start = (env: Record<string, string>) => runScript('src/server.ts', [], { METRICS_PORT: '0', ...env }, 60_000);
 
 function expectSentence(res: RunResult, words: RegExp) {
   expect(res.code, res.stderr).toBe(1);
@@ -67,7 +67,7 @@ describe.concurrent('src/server.ts, failing to start', () => {
   it('an unwritable DATA_DIR: names DATA_DIR, the folder and what to do', async () => {
     const parent = path.join(dir, 'read-only');
     const dataDir = path.join(parent, 'data');
-    const res = await startAsOtherUser({ DATA_DIR: dataDir, PORT: '0' }, parent);
+    const res = await startAsOtherUser({ DATA_DIR: dataDir, PORT: '0', METRICS_PORT: '0' }, parent);
     expectSentence(res, new RegExp(`^DATA_DIR \\(${dataDir.replace(/[/.]/g, '\\$&')}\\) cannot hold the embedded database: this user may not write there\\. Set DATA_DIR to a folder this user can write`));
   });
 
@@ -80,6 +80,15 @@ describe.concurrent('src/server.ts, failing to start', () => {
       port = (taken.address() as net.AddressInfo).port;
     });
     afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+
+    it('METRICS_PORT in use: names METRICS_PORT, before the database is opened', async () => {
+      const dataDir = path.join(dir, 'never-made-either');
+      expectSentence(
+        await start({ PORT: '0', METRICS_PORT: String(port), DATA_DIR: dataDir }),
+        new RegExp(`^METRICS_PORT ${port} on 127\\.0\\.0\\.1 is already in use, most likely by another server\\. Stop it, or set METRICS_PORT to a free port`),
+      );
+      expect(existsSync(dataDir)).toBe(false);
+    });
 
     it('names PORT, and is told before the database is opened (DATA_DIR is never made)', async () => {
       const dataDir = path.join(dir, 'never-made');
