@@ -7,6 +7,8 @@
  * handlers: a test undoes its own things, and the run's reaper the rest (test/helpers/testRun.ts).
  */
 
+import { readdirSync, readFileSync } from 'node:fs';
+
 interface Made {
   what: string;
   undo: () => Promise<unknown>;
@@ -40,6 +42,30 @@ export function undoAll(): Promise<void> {
   return undoing;
 }
 
+/**
+ * SIGKILLs this process's own children still running: what a start in progress spawned after its
+ * helper was undone (a Redis Cluster node, say, started while the clean-up stopped the others).
+ * Synchronous, so that nothing can start between it and the exit. Linux (/proc); elsewhere a no-op.
+ */
+function killChildren(): void {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 const SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
 
 /**
@@ -54,6 +80,7 @@ export function undoAllOnSignals(): void {
       if (undoing) return;
       log(`\n${signal}: cleaning up (${[...made.values()].map((m) => m.what).join('; ') || 'nothing left'})…`);
       void undoAll().then(() => {
+        killChildren();
         log('Cleaned up.');
         process.exit(128 + number);
       });
@@ -75,6 +102,7 @@ export async function runCommand(main: () => Promise<number | void>): Promise<vo
     log(process.env.LOG_LEVEL === 'debug' ? String((err as Error).stack) : (err as Error).message);
   } finally {
     await undoAll();
+    if (code !== 0) killChildren(); // a failure may leave a start in progress
   }
   process.exitCode = code;
 }

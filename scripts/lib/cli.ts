@@ -34,11 +34,3 @@ function exitWithUsage(usage: string): never {
   process.stdout.write(`${usage}\n`);
   process.exit(0);
 }
-
-/** A positive whole number from a flag's text; a usage error (exit 2) otherwise. */
-export function positiveInteger(value: string | undefined, flag: string, usage: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (/^[1-9][0-9]{0,8}$/.test(value)) return Number(value);
-  process.stderr.write(`${flag} must be a whole number above 0, not "${value}"\n\n${usage}\n`);
-  process.exit(2);
-}
