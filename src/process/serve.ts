@@ -8,7 +8,8 @@ import { onStopSignals } from './signals.js';
  * (or cluster worker). The stop: readiness fails and responses close their connections
  * at once; the listener keeps serving for the drain, so a load balancer has time to
  * notice; then it closes, requests in flight finish (bounded by the grace), the pool
- * and Redis close, and the process exits 0. A second signal cuts the drain short.
+ * and Redis close, and the process exits 0. A second signal cuts the drain short (the same
+ * signal again within a second is the first one forwarded, see signals.ts).
  */
 export async function serve(config: Config): Promise<void> {
   const app = await buildApp(config);
@@ -25,7 +26,7 @@ export async function serve(config: Config): Promise<void> {
     }, graceSeconds * 1000).unref();
     await app.close();
     clearTimeout(overdue);
-  });
+  }, (message) => app.log.info(message));
 
   await app.listen({ port: config.port, host: config.host });
 

@@ -18,10 +18,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
+// SIGTERM to the server (the primary, with WORKERS=2), or to its whole process group: then
+// each worker has it from the kernel and again from the primary, which must count once.
 describe.skipIf(withoutPostgresServer() || withoutRedis()).each([
-  ['one process', {}],
-  ['WORKERS=2', { WORKERS: '2' }],
-])('SIGTERM with 80 requests in the listen queue (%s)', (_name, extra) => {
+  ['one process', {}, 'process'],
+  ['WORKERS=2', { WORKERS: '2' }, 'process'],
+  ['WORKERS=2, the whole process group', { WORKERS: '2' }, 'group'],
+] as const)('SIGTERM with 80 requests in the listen queue (%s)', (_name, extra, target) => {
   it('answers all 80, fails readiness during the drain, and exits 0', async () => {
     const { child: server, baseUrl } = await startServer(
       'src/server.ts',
@@ -41,7 +44,7 @@ describe.skipIf(withoutPostgresServer() || withoutRedis()).each([
     process.kill(-server.pid!, 'SIGSTOP');
     const queued = Array.from({ length: 80 }, () => getOnce(port, '/v1/pets?limit=1', key));
     await new Promise((r) => setTimeout(r, 300));
-    process.kill(server.pid!, 'SIGTERM');
+    process.kill(target === 'group' ? -server.pid! : server.pid!, 'SIGTERM');
     process.kill(-server.pid!, 'SIGCONT');
 
     const readiness = await getOnce(port, '/readyz');

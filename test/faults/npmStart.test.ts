@@ -1,10 +1,15 @@
-import { spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createKey } from '../../scripts/lib/apiKeys.js';
 import { waitFor } from '../../scripts/lib/poll.js';
 import { canConnect, freePort } from '../../scripts/lib/ports.js';
 import { scratchDir } from '../../scripts/lib/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
+import { countOutcomes, getOnce } from '../helpers/oneShot.js';
+import { withoutPostgresServer } from '../helpers/services.js';
+import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 describe('npm start', () => {
   let dir: string;
@@ -17,7 +22,7 @@ describe('npm start', () => {
     const port = await freePort();
     const npm = spawn('npm', ['start'], {
       cwd: projectRoot,
-      env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '0' },
+      env: { ...process.env, DATA_DIR: dir, PORT: String(port), METRICS_PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '0' },
       stdio: 'ignore',
     });
     const npmExited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
@@ -28,4 +33,100 @@ describe('npm start', () => {
     // Nothing is left serving: npm passed the signal on, and the start script execs node.
     expect(await waitFor(async () => !(await canConnect(port)), 10_000)).toBe(true);
   }, 120_000);
+});
+
+/** `npm start` (built once, so --ignore-scripts skips the prestart build) leading a process group of its own, as a terminal or systemd starts it. */
+interface Started {
+  npm: ChildProcess;
+  /** The server: npm's child (the start script execs node). */
+  nodePid: number;
+  port: number;
+  exit: Promise<number | null>;
+  log(): string;
+}
+
+async function startNpmGroup(env: Record<string, string>): Promise<Started> {
+  const port = await freePort();
+  const npm = spawn('npm', ['start', '--ignore-scripts'], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env, PORT: String(port), METRICS_PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let log = '';
+  npm.stdout!.on('data', (chunk) => (log += chunk));
+  npm.stderr!.on('data', (chunk) => (log += chunk));
+  const exit = new Promise<number | null>((resolve) => npm.once('exit', resolve));
+  onTestFinished(() => {
+    if (npm.exitCode !== null || npm.signalCode !== null) return;
+    process.kill(-npm.pid!, 'SIGCONT');
+    process.kill(-npm.pid!, 'SIGKILL');
+  });
+  expect(await waitFor(async () => (await getOnce(port, '/readyz')).status === 200, 60_000, 200), log).toBe(true);
+  const nodePid = Number(execFileSync('pgrep', ['-P', String(npm.pid)], { encoding: 'utf8' }).trim());
+  return { npm, nodePid, port, exit, log: () => log };
+}
+
+const lines = (log: string, msg: RegExp) => log.split('\n').filter((l) => msg.test(l));
+
+describe.skipIf(withoutPostgresServer())('npm start stopped by a signal, with 80 requests in the listen queue', () => {
+  let db: ServerDatabase;
+  let key: string;
+  beforeAll(async () => {
+    db = await createServerDatabase('npmstop');
+    key = await createKey(db.env, { plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 });
+    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: projectRoot, timeout: 180_000 });
+  }, 240_000);
+  afterAll(() => db?.drop());
+
+  // The process group: npm and the server each get the signal from the kernel, and npm
+  // forwards its own to the server a few milliseconds later. To the node process alone: once.
+  it.each([
+    ['the whole process group (kill -- -PGID)', (s: Started) => process.kill(-s.npm.pid!, 'SIGTERM')],
+    ['the node process alone', (s: Started) => process.kill(s.nodePid, 'SIGTERM')],
+  ])('SIGTERM to %s: all 80 answered, readiness fails during the drain, exit 0', async (name, signal) => {
+    const s = await startNpmGroup({ ...db.env, SHUTDOWN_DRAIN_SECONDS: '2' });
+    expect((await getOnce(s.port, '/v1/pets?limit=1', key)).status).toBe(200);
+
+    // Freeze npm and the server, so new connections wait in the kernel's listen queue and
+    // both processes see the signal only once they run again.
+    process.kill(-s.npm.pid!, 'SIGSTOP');
+    const queued = Array.from({ length: 80 }, () => getOnce(s.port, '/v1/pets?limit=1', key));
+    await new Promise((r) => setTimeout(r, 300));
+    signal(s);
+    process.kill(-s.npm.pid!, 'SIGCONT');
+
+    const readiness = await getOnce(s.port, '/readyz');
+    const answers = await Promise.all(queued);
+    const code = await s.exit;
+    const counts = countOutcomes(answers);
+    const repeats = lines(s.log(), /SIGTERM again within/);
+    console.log(`${name}: ${JSON.stringify(counts)}; readiness during the drain: ${readiness.status}; exit ${code}; repeats ignored: ${repeats.length}`);
+    expect(counts).toEqual({ 200: 80 });
+    expect(readiness.status).toBe(503);
+    expect(code).toBe(0);
+    expect(lines(s.log(), /cutting the drain short/)).toEqual([]);
+    // The group's signal did reach the server twice (npm forwarded its own); alone, once.
+    expect(repeats).toHaveLength(name.startsWith('the whole') ? 1 : 0);
+  }, 90_000);
+
+  it('still hurries on a genuine second signal seconds later', async () => {
+    const s = await startNpmGroup({ ...db.env, SHUTDOWN_DRAIN_SECONDS: '60' });
+    const started = Date.now();
+    process.kill(-s.npm.pid!, 'SIGTERM');
+    // Seconds into the drain it still serves (the group's double signal did not cut it short).
+    await new Promise((r) => setTimeout(r, 2500));
+    const during = await getOnce(s.port, '/v1/pets?limit=1', key);
+    expect(during.status).toBe(200);
+    expect(during.connection).toBe('close');
+    expect((await getOnce(s.port, '/readyz')).status).toBe(503);
+
+    process.kill(s.nodePid, 'SIGTERM');
+    const code = await s.exit;
+    const elapsed = Date.now() - started;
+    expect(code).toBe(0);
+    expect(elapsed).toBeLessThan(30_000); // the 60 s drain was cut short
+    expect(lines(s.log(), /SIGTERM: a second signal, cutting the drain short/)).toHaveLength(1);
+    expect(await canConnect(s.port)).toBe(false);
+  }, 90_000);
 });
