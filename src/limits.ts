@@ -13,3 +13,10 @@ export const IDEMPOTENCY_RETENTION_HOURS = 24;
 export const MAX_PARAM_LENGTH = 1024;
 /** How often each instance reads which API keys were issued or revoked (a key issued elsewhere is accepted within this). */
 export const KEY_INDEX_REFRESH_MS = 500;
+/**
+ * After an error answer to a request whose body is still arriving, the rest is read and dropped
+ * for at most this long and this much before the connection closes (nginx's lingering close:
+ * closing at once can reset the connection before the client has read the answer).
+ */
+export const LINGER_MS = 5_000;
+export const LINGER_BYTES = 8 * 1024 * 1024;

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { endLingering } from '../http/lingeringClose.js';
+import { closeIfBodyUnread } from '../http/unreadBodies.js';
 import type { ApiError } from './apiError.js';
 
 export const NOSNIFF = 'nosniff';
@@ -28,17 +30,18 @@ export function errorResponse(err: ApiError, requestId: string) {
 /** Sends an error through Fastify (hooks such as the rate-limit headers still apply). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   const { statusCode, headers, body } = errorResponse(err, request.id);
+  closeIfBodyUnread(request, reply);
   return reply.code(statusCode).headers(headers).send(body);
 }
 
-/** Writes an error straight to a socket Node's HTTP parser gave up on, then closes it. */
+/** Writes an error straight to a socket Node's HTTP parser gave up on, then closes it (lingering, bounded). */
 export function writeErrorToSocket(socket: Duplex, err: ApiError): void {
   const { statusCode, headers, body } = errorResponse(err, randomUUID());
   const payload = JSON.stringify(body);
   const lines = Object.entries({ ...headers, connection: 'close', 'content-length': String(Buffer.byteLength(payload)) })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(`HTTP/1.1 ${statusCode} ${err.message}\r\n${lines}\r\n${payload}`);
+  endLingering(socket, `HTTP/1.1 ${statusCode} ${err.message}\r\n${lines}\r\n${payload}`);
 }
 
 /** Writes an error as the answer to a request Node handles before Fastify sees it (an unmet Expect). */

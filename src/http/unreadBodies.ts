@@ -1,29 +1,32 @@
-import type { FastifyInstance } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { lingerAfterAnswer } from './lingeringClose.js';
 
 /**
- * Whether the request announced a body. A request without one (a GET) can be answered
- * before Node's parser has marked it complete, and must keep its connection.
+ * A request answered with an error before its body was read (401 before the body, 413 on
+ * its Content-Length) closes its connection after the answer, instead of the server reading
+ * (and waiting for) the rest of the body to reuse the connection; the close lingers, so the
+ * client can read the answer (lingeringClose.ts). On the error path only (errors/render.ts):
+ * a request that succeeds has read its body.
  */
-const hasBody = (headers: IncomingHttpHeaders) =>
-  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  const { headers } = request;
+  // A request without a body (a GET) can be answered before Node's parser has marked it complete, and keeps its connection.
+  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  if (!hasBody || request.raw.complete) return;
+  reply.header('connection', 'close');
+  lingerAfterAnswer(request.raw);
+}
 
 /**
  * Bodies are read only once a request has passed authentication and its quota:
- * `Expect: 100-continue` is answered only then (Node would send it at once), and a
- * request answered with an error before its body was read has its connection closed
- * after the answer instead of the server reading (and waiting for) the rest.
+ * `Expect: 100-continue` is answered only then (Node would send it at once).
  */
 export default fp(
   async function unreadBodiesPlugin(app: FastifyInstance) {
     app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
     app.addHook('preParsing', (request, reply, payload, done) => {
       if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
-      done(null, payload);
-    });
-    app.addHook('onSend', (request, reply, payload, done) => {
-      if (reply.statusCode >= 400 && hasBody(request.headers) && !request.raw.complete) reply.header('connection', 'close');
       done(null, payload);
     });
   },
