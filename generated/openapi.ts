@@ -362,10 +362,11 @@ export interface components {
          *     | `internal_error` | 500 | An unexpected error. |
          *     | `not_implemented` | 501 | The method is one the service does not implement at all (`CONNECT`). |
          *     | `service_unavailable` | 503 | The database is unavailable, or this instance is shutting down. |
+         *     | `overloaded` | 503 | Every database connection of this instance stayed busy past the wait limit (3 s); retry after `Retry-After`. |
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -601,8 +602,9 @@ export interface components {
             };
         };
         /**
-         * @description A backing service (the database) is unavailable, or this instance is
-         *     shutting down. Retry after `Retry-After` seconds. When the API key
+         * @description A backing service (the database) is unavailable, this instance is
+         *     shutting down (`service_unavailable`), or its database connections
+         *     are all busy (`overloaded`). Retry after `Retry-After` seconds. When the API key
          *     could not be verified because the database is unavailable, the request
          *     is not counted against any quota and carries no rate-limit fields.
          */
@@ -1342,8 +1344,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A backing service (the database) is unavailable, or this instance is
-             *     shutting down. Retry after `Retry-After` seconds. When the API key
+             * @description A backing service (the database) is unavailable, this instance is
+             *     shutting down (`service_unavailable`), or its database connections
+             *     are all busy (`overloaded`). Retry after `Retry-After` seconds. When the API key
              *     could not be verified because the database is unavailable, the request
              *     is not counted against any quota and carries no rate-limit fields.
              */

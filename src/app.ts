@@ -80,7 +80,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   closeKeepAliveConnectionsOnShutdown(app);
 
   await app.register(tracingPlugin, { tracing: config.tracing });
-  await app.register(errorsPlugin);
+  await app.register(errorsPlugin, { clock });
   await app.register(arrivalPlugin);
   await app.register(protocolAnswersPlugin);
   await app.register(connectionLimitsPlugin, config.http);

@@ -13,6 +13,8 @@ export const IDEMPOTENCY_RETENTION_HOURS = 24;
 export const MAX_PARAM_LENGTH = 1024;
 /** How often each instance reads which API keys were issued or revoked (a key issued elsewhere is accepted within this). */
 export const KEY_INDEX_REFRESH_MS = 500;
+/** A recurring fault (an outage, refused connections) writes at most one log line per this long, with the count since the last. */
+export const FAULT_LOG_INTERVAL_MS = 10_000;
 /**
  * After an error answer to a request whose body is still arriving, the rest is read and dropped
  * for at most this long and this much before the connection closes (nginx's lingering close:

@@ -21,12 +21,12 @@ export default fp(
       embeddedMode: 'serve',
       serverTimeouts: opts.config.db,
       pooling: opts.config.databasePooling,
-      onIdleError: (err) => {
-        // pg-pool attaches the whole client (connection parameters included) to the error: not log material.
-        delete (err as Error & { client?: unknown }).client;
-        app.log.warn({ err }, 'idle database connection lost');
-      },
+      // An outage ends every idle connection at once: one line per interval with a count, and
+      // only the message and SQLSTATE (pg-pool attaches the whole client, connection parameters included).
+      onIdleError: (err) => app.faults.report('idle database connection lost', { err: err.message, code: (err as { code?: string }).code }),
     });
+    // A new connection opened: whatever database faults were still being counted are over, so their counts are written.
+    database.pool.on('connect', () => app.faults.flush());
     const { metrics, traceQuery } = app;
     // Timed once per statement for the metrics; traced (a span under the request's) when tracing
     // is on, and added to the timings of the request that sent it at debug level.
@@ -48,5 +48,5 @@ export default fp(
     app.decorate('database', database);
     app.addHook('onClose', () => database.close());
   },
-  { name: 'database', dependencies: ['metrics', 'tracing'] },
+  { name: 'database', dependencies: ['errors', 'metrics', 'tracing'] },
 );

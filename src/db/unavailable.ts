@@ -5,7 +5,6 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIME
 const SQLSTATE_PREFIXES = ['08', '57P', '53300', '57014', '55P03'];
 const MESSAGES = [
   'Connection terminated',
-  'timeout exceeded when trying to connect',
   'Query read timeout',
   'Client has encountered a connection error',
   'Cannot use a pool after calling end',
@@ -21,4 +20,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (SQLSTATE_PREFIXES.some((p) => code.startsWith(p))) return true;
   }
   return MESSAGES.some((m) => err.message.includes(m));
+}
+
+/**
+ * pg-pool's error when no pooled connection came free within its wait limit
+ * (connectionTimeoutMillis) while all were busy: the database answers, this instance is
+ * overloaded. A new connection that cannot be opened in time fails otherwise ('Connection
+ * terminated due to connection timeout'): that is the database being unavailable.
+ */
+export function isPoolWaitTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === 'timeout exceeded when trying to connect';
 }

@@ -28,6 +28,7 @@ const STATUS = {
   internal_error: 500,
   not_implemented: 501,
   service_unavailable: 503,
+  overloaded: 503,
 } as const satisfies Record<ErrorCode, number>;
 
 /** A failure with a stable Error `code`; the error path turns it into the spec's Error body. */
@@ -59,3 +60,7 @@ export const serviceUnavailable = (retryAfterSeconds = 5) =>
   errors.service_unavailable('The service is temporarily unavailable. Retry later.', {
     'retry-after': String(retryAfterSeconds),
   });
+
+/** Every database connection stayed busy past the pool's wait limit: the load, not an outage, so sooner than an outage. */
+export const overloaded = (retryAfterSeconds = 2) =>
+  errors.overloaded('The service is busy. Retry later.', { 'retry-after': String(retryAfterSeconds) });

@@ -1,30 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { errors, serviceUnavailable } from './apiError.js';
+import { systemClock, type Clock } from '../clock.js';
+import { FAULT_LOG_INTERVAL_MS } from '../limits.js';
+import { createFaultLog, type FaultLog } from '../logging/faultLog.js';
+import { errors } from './apiError.js';
 import { sendError } from './render.js';
 import { toApiError } from './toApiError.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Logs a database outage at most once per period, with the count of requests it failed since. */
-    logOutage(request: FastifyRequest, err: Error): void;
+    /** Faults that repeat with the traffic (outages, refused connections): one line per interval, with a count. */
+    faults: FaultLog;
   }
-}
-
-/** At most one outage line (with its stack) per period; the requests in between are counted in the next one. */
-const OUTAGE_LOG_PERIOD_MS = 10_000;
-
-function outageLogger() {
-  let lastAt = -Infinity;
-  let since = 0;
-  return (request: FastifyRequest, err: Error) => {
-    since++;
-    const now = Date.now();
-    if (now - lastAt < OUTAGE_LOG_PERIOD_MS) return;
-    request.log.warn({ err, requests: since }, 'database unavailable: answering 503');
-    lastAt = now;
-    since = 0;
-  };
 }
 
 /** Answers any failure while serving a request: logs what deserves it, sends the Error body. */
@@ -36,8 +23,10 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
     return sendError(request, reply, error);
   }
   if (log === 'error') request.log.error({ err }, 'unhandled error');
-  else if (log === 'warn') request.log.warn({ code: error.code, err: err.message }, error.message);
-  else if (log === 'outage') request.server.logOutage(request, err);
+  else if (log) {
+    const code = (err as { code?: unknown }).code;
+    request.server.faults.report(log.fault, { reqId: request.id, err: err.message, ...(typeof code === 'string' && { code }) });
+  }
   return sendError(request, reply, error);
 }
 
@@ -49,13 +38,15 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
 /**
  * The one error path: every handler's and hook's failure and unknown routes. Router errors (bad URLs, over-long parameters) come
  * through Fastify's `frameworkErrors` option, which app.ts points at handleError.
+ * `clock`: the time the fault log counts its intervals by.
  */
 export default fp(
-  async function errorsPlugin(app: FastifyInstance) {
-    app.decorate('logOutage', outageLogger());
+  async function errorsPlugin(app: FastifyInstance, opts: { clock?: Clock }) {
+    const faults = createFaultLog(app.log, opts.clock ?? systemClock, FAULT_LOG_INTERVAL_MS);
+    app.decorate('faults', faults);
+    app.addHook('onClose', async () => faults.flush());
     app.setErrorHandler(handleError);
     app.setNotFoundHandler(notFound);
-
   },
   { name: 'errors' },
 );

@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isDatabaseUnavailable, isPoolWaitTimeout } from '../db/unavailable.js';
 import { BODY_LIMIT } from '../limits.js';
-import { ApiError, errors, serviceUnavailable } from './apiError.js';
+import { ApiError, errors, overloaded, serviceUnavailable } from './apiError.js';
 
 const RESPONSE_MISMATCH = 'FST_RESPONSE_VALIDATION_FAILED_VALIDATION';
 
@@ -17,22 +17,32 @@ const FASTIFY_ERRORS: Record<string, (err: FastifyError) => ApiError> = {
   FST_ERR_MAX_PARAM_LENGTH: () => errors.validation_failed('A path parameter is too long.'),
 };
 
+/** Faults that repeat with the traffic: logged once per interval with a count (logging/faultLog.ts), not once per request. */
+export const DATABASE_UNAVAILABLE = 'database unavailable: answering 503 service_unavailable';
+export const POOL_SATURATED = 'every database connection busy past the wait limit: answering 503 overloaded';
+
 export interface Classified {
   error: ApiError;
-  /** How the failure is logged: bugs as errors, 5xx answers as warnings, database outages summarised, client mistakes not at all. */
-  log?: 'warn' | 'error' | 'outage';
+  /**
+   * How the failure is logged: a bug as an error with its stack, every request; a fault
+   * (`fault`, the line's message) once per interval with a count; a client's mistake not at all.
+   */
+  log?: 'error' | { fault: string };
 }
 
 /** Maps anything thrown while serving a request to the ApiError it is answered with. */
 export function toApiError(err: FastifyError | Error): Classified {
-  if (err instanceof ApiError) return { error: err, ...(err.statusCode >= 500 && { log: 'warn' as const }) };
+  if (err instanceof ApiError) {
+    return { error: err, ...(err.statusCode >= 500 && { log: { fault: `answering ${err.statusCode} ${err.code}: ${err.message}` } }) };
+  }
   const fastifyError = err as FastifyError;
   // A response that breaks openapi.yaml (RESPONSE_VALIDATION) is the service's bug, not the client's.
   if (fastifyError.code === RESPONSE_MISMATCH) return { error: errors.internal_error('Internal server error.'), log: 'error' };
   if (fastifyError.validation) return { error: errors.validation_failed(err.message) };
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return { error: known(fastifyError) };
-  if (isDatabaseUnavailable(err)) return { error: serviceUnavailable(), log: 'outage' };
+  if (isPoolWaitTimeout(err)) return { error: overloaded(), log: { fault: POOL_SATURATED } };
+  if (isDatabaseUnavailable(err)) return { error: serviceUnavailable(), log: { fault: DATABASE_UNAVAILABLE } };
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return { error: errors.bad_request(err.message) };
   }

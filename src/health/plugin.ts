@@ -19,7 +19,7 @@ export default async function healthPlugin(app: FastifyInstance): Promise<void> 
     try {
       await app.database.pool.query('SELECT 1');
     } catch (err) {
-      request.log.warn({ err }, 'readiness check failed: database unreachable');
+      app.faults.report('readiness check failed: database unreachable', { err: (err as Error).message });
       throw serviceUnavailable();
     }
     // A Redis outage degrades rate limiting to per-instance counters; the instance still serves.

@@ -32,6 +32,20 @@ describe('error handler', () => {
     expect(res.json().code).toBe('service_unavailable');
     expect(res.body).not.toContain('5432');
   });
+
+  it('turns a wait for a pooled connection past its limit into 503 overloaded, sooner to retry than an outage', async () => {
+    // pg-pool's error when every connection stayed busy for connectionTimeoutMillis.
+    const res = await (await appThrowing(new Error('timeout exceeded when trying to connect'))).inject('/boom');
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('2');
+    expect(res.json()).toEqual({ code: 'overloaded', message: 'The service is busy. Retry later.', status: 503 });
+  });
+
+  it('still takes a new connection that cannot be opened in time for the database being unavailable', async () => {
+    const res = await (await appThrowing(new Error('Connection terminated due to connection timeout'))).inject('/boom');
+    expect(res.statusCode).toBe(503);
+    expect(res.json().code).toBe('service_unavailable');
+  });
 });
 
 describe('while closing', () => {
