@@ -1,8 +1,7 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { withTransaction } from '../db/transaction.js';
-import { idempotencyStore, type IdempotencyScope, type SavedResponse } from '../idempotency/store.js';
-import { GET, INSERT, LIST, LIST_BY_STATUS } from './sql.js';
+import { KeyInUseError, type IdempotencyScope, type SavedResponse } from '../idempotency/store.js';
+import { GET, INSERT, INSERT_KEYED, KEY_IN_USE, LIST, LIST_BY_STATUS } from './sql.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -38,13 +37,17 @@ export function petsRepository(pool: pg.Pool) {
 
     /**
      * Creates the pet and saves the response under the idempotency key in one
-     * transaction, or returns the response saved earlier under that key.
+     * statement, or returns the response saved earlier under that key.
      */
     async createIdempotent(pet: NewPet, scope: IdempotencyScope): Promise<{ saved: SavedResponse<Pet>; replayed: boolean }> {
-      return withTransaction(pool, (client) =>
-        // Claimed before the id-order lock is taken, so waiting on a twin holds up no other create.
-        idempotencyStore.once(client, scope, 201, async () => (await client.query<Pet>(INSERT, petValues(pet))).rows[0]!),
-      );
+      const { rows } = await pool
+        .query<SavedResponse<Pet> & { replayed: boolean }>(INSERT_KEYED, [scope.apiKeyId, scope.operation, scope.key, scope.requestHash, ...petValues(pet)])
+        .catch((err: { code?: string }) => {
+          throw err.code === KEY_IN_USE ? new KeyInUseError() : err;
+        });
+      const { replayed, requestHash, status, body } = rows[0]!;
+      // Saved as jsonb, whose key order is its own: the pet's fields in the document's order.
+      return { saved: { requestHash, status, body: { id: body.id, name: body.name, categoryId: body.categoryId, status: body.status } }, replayed };
     },
 
     async get(id: number): Promise<Pet | undefined> {
