@@ -67,6 +67,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     // Deadlines for each phase: headers, then the whole request (headers and body); a
     // request still arriving past them is answered 408 (errors/clientError.ts).
     requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
     // requireHostHeader: a request without Host is answered in the Error shape (http/arrival.ts), not Node's empty 400.
     http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: 500, requireHostHeader: false },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -83,7 +84,6 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(errorsPlugin, { clock });
   await app.register(arrivalPlugin);
   await app.register(protocolAnswersPlugin);
-  await app.register(connectionLimitsPlugin, config.http);
   await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });
   await app.register(responseObserversPlugin);
@@ -93,6 +93,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     operations: [...operationsById(doc).keys()],
     listener: { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token },
   });
+  await app.register(connectionLimitsPlugin, { ...config.http, clock });
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });
   await app.register(rateLimitStorePlugin, { config, clock });

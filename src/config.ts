@@ -59,8 +59,15 @@ export interface Config {
     headersTimeoutMs: number;
     /** From the first byte of a request to its last (headers and body). */
     requestTimeoutMs: number;
+    /**
+     * How long a keep-alive connection may sit idle between requests before the service closes
+     * it. Behind a load balancer it must exceed the balancer's own idle timeout for its
+     * connections to the service, so that the balancer closes them first and never sends a
+     * request on one the service is closing (docs/RELIABILITY.md, "Connections").
+     */
+    keepAliveTimeoutMs: number;
     maxConnections: number;
-    /** Open connections from one peer address; 0 means no cap (the default behind a proxy). */
+    /** Open connections from one peer address (IPv6: one /64); 0 means no cap (the default behind a proxy). */
     maxConnectionsPerAddress: number;
   };
   /** Server-side Postgres timeouts, below the client-side query timeout, so an error answer means a rollback. */
@@ -137,6 +144,8 @@ const schema = {
     SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 300, default: 10 },
     HEADERS_TIMEOUT_SECONDS: { type: 'number', minimum: 0.1, maximum: 300, default: 5 },
     REQUEST_TIMEOUT_SECONDS: { type: 'number', minimum: 0.1, maximum: 300, default: 10 },
+    // Above the idle timeout of any load balancer in front (AWS ALB: 60 s); Fastify's default.
+    KEEP_ALIVE_TIMEOUT_SECONDS: { type: 'number', minimum: 1, maximum: 3600, default: 72 },
     MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 10_000 },
     MAX_CONNECTIONS_PER_ADDRESS: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     DB_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 },
@@ -195,6 +204,7 @@ interface Env {
   SHUTDOWN_GRACE_SECONDS: number;
   HEADERS_TIMEOUT_SECONDS: number;
   REQUEST_TIMEOUT_SECONDS: number;
+  KEEP_ALIVE_TIMEOUT_SECONDS: number;
   MAX_CONNECTIONS: number;
   MAX_CONNECTIONS_PER_ADDRESS?: number;
   DB_STATEMENT_TIMEOUT_MS: number;
@@ -348,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: {
       headersTimeoutMs: e.HEADERS_TIMEOUT_SECONDS * 1000,
       requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
       maxConnections: e.MAX_CONNECTIONS,
       // Behind a proxy every connection comes from the proxy's address: no cap unless asked for.
       maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? (proxied ? 0 : 256),

@@ -22,7 +22,7 @@ describe('configuration', () => {
     expect(c.rateLimits.redisBatch).toBe(100);
     expect(c.workers).toBe(1);
     expect(c.shutdown).toEqual({ drainSeconds: 5, graceSeconds: 10 });
-    expect(c.http).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 10_000, maxConnections: 10_000, maxConnectionsPerAddress: 256 });
+    expect(c.http).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000, maxConnectionsPerAddress: 256 });
     expect(c.db).toEqual({ statementTimeoutMs: 5000, lockTimeoutMs: 3000 });
     expect(c.redisTimeoutMs).toBe(150);
   });

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import http from 'node:http';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
 import { forget, remember } from './cleanup.js';
@@ -117,14 +118,23 @@ export function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 
   });
 }
 
+/** Whether `url` answers 2xx, on a connection of its own that closes after (no keep-alive connection is left on the server). */
+function answersOk(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false, timeout: 5000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
 /** Polls `url` until it answers 2xx; fails at once if `child` exits first, and after `timeoutMs`. */
 async function waitUntilAnswers(url: string, { child, timeoutMs = 30_000 }: { child?: ChildProcess; timeoutMs?: number } = {}): Promise<void> {
   const answered = await waitFor(async () => {
     if (child && !running(child)) throw new Error(`exited with ${child.exitCode ?? child.signalCode} before ${url} answered`);
-    return fetch(url).then(
-      async (res) => (await res.arrayBuffer(), res.ok),
-      () => false,
-    );
+    return answersOk(url);
   }, timeoutMs);
   if (!answered) throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
 }

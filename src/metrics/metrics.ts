@@ -8,11 +8,14 @@ const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 const LIMITED_AS = [...PLANS, 'anonymous'] as const;
 const LIMIT_OUTCOMES = ['allowed', 'limited', 'banned'] as const;
+/** The connection caps (http/connectionLimits.ts): MAX_CONNECTIONS and MAX_CONNECTIONS_PER_ADDRESS. */
+const CAPS = ['total', 'address'] as const;
 
 /** The sources some metrics read when scraped, rather than on every request. */
 export interface MetricSources {
   pool(): { total: number; idle: number; waiting: number } | undefined;
   limiterMode(): 'shared' | 'local' | 'local-fallback' | undefined;
+  openConnections(): number | undefined;
 }
 
 /**
@@ -51,7 +54,27 @@ export function createMetrics(registry: Registry, sources: MetricSources, operat
     DURATION_BUCKETS,
     registry,
   );
+  const connectionsRefused = new PreparedCounter(
+    'animal_store_connections_refused_total',
+    'New connections closed at once, before anything was read: a cap (`total`: MAX_CONNECTIONS, `address`: MAX_CONNECTIONS_PER_ADDRESS) was reached and no connection under it was idle.',
+    labelSets(['cap'], [[...CAPS]]),
+    registry,
+  );
+  const idleConnectionsClosed = new PreparedCounter(
+    'animal_store_idle_connections_closed_total',
+    'Idle keep-alive connections closed to make room for a new one when a cap was reached, longest idle first.',
+    labelSets(['cap'], [[...CAPS]]),
+    registry,
+  );
   // Read when scraped, not per request.
+  new Gauge({
+    name: 'animal_store_connections_open',
+    help: 'Open client connections (MAX_CONNECTIONS caps them).',
+    registers,
+    collect() {
+      this.set(sources.openConnections() ?? 0);
+    },
+  });
   new Gauge({
     name: 'animal_store_rate_limit_mode',
     help: 'Processes counting rate limits in each mode: shared (Redis), local (by configuration), local-fallback (Redis unreachable).',
@@ -96,6 +119,12 @@ export function createMetrics(registry: Registry, sources: MetricSources, operat
     },
     query(seconds: number, failed: boolean): void {
       queryDuration.observe(failed ? 1 : 0, seconds);
+    },
+    connectionRefused(cap: (typeof CAPS)[number]): void {
+      connectionsRefused.inc(CAPS.indexOf(cap));
+    },
+    idleConnectionsClosed(cap: (typeof CAPS)[number], count: number): void {
+      idleConnectionsClosed.inc(CAPS.indexOf(cap), count);
     },
   };
 }

@@ -43,6 +43,7 @@ export default fp(
       {
         pool: () => (app.hasDecorator('database') ? { total: app.database.pool.totalCount, idle: app.database.pool.idleCount, waiting: app.database.pool.waitingCount } : undefined),
         limiterMode: () => (app.hasDecorator('rateLimitStore') ? app.rateLimitStore.mode() : undefined),
+        openConnections: () => (app.hasDecorator('openConnections') ? app.openConnections() : undefined),
       },
       opts.operations,
     );
