@@ -1,6 +1,8 @@
+import cluster from 'node:cluster';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
+import { waitForPort } from './portKeeper.js';
 import { onStopSignals } from './signals.js';
 
 /**
@@ -28,6 +30,8 @@ export async function serve(config: Config): Promise<void> {
     clearTimeout(overdue);
   }, (message) => app.log.info(message));
 
+  // A worker takes the port from the primary, which holds it while no worker listens.
+  if (cluster.isWorker) await waitForPort(app.server);
   await app.listen({ port: config.port, host: config.host });
 
   if (app.database.kind === 'embedded' && (await app.apiKeys.count()) === 0) {
