@@ -219,6 +219,9 @@ async function main(): Promise<Report> {
   log('Log writers: CPU per request line…');
   const logWriters = await runNode(['--import', 'tsx', 'scripts/bench/logWriters.ts', '--lines', quick ? '20000' : '100000', '--rounds', quick ? '2' : '5']);
 
+  log('The create ceiling of the id-order lock, by number of instances…');
+  const createCeiling = await runNode(['--import', 'tsx', 'scripts/bench/createCeiling.ts', ...(quick ? ['--seconds', '1', '--rounds', '1'] : [])]);
+
   log('The index of issued API keys: memory for a million keys…');
   const keyIndex = JSON.parse(await runNode(['--expose-gc', '--import', 'tsx', 'scripts/bench/keyIndexMemory.ts', '1000000'])) as Report['keyIndex'];
 
@@ -241,6 +244,7 @@ async function main(): Promise<Report> {
     scale,
     pglite,
     logWriters: logWriters.trim(),
+    createCeiling: createCeiling.trim(),
     serializers,
     keyIndex,
     peakRss,

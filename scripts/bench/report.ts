@@ -26,6 +26,8 @@ export interface Report {
   pglite: PgliteBreakdown;
   /** The table `npm run bench:logs` prints. */
   logWriters: string;
+  /** The Markdown table `npm run bench:creates` prints. */
+  createCeiling: string;
   serializers: Array<{ name: string; ns: number; bytes: number }>;
   keyIndex: { keys: number; bytes: number; bytesPerKey: number };
   peakRss: Record<string, number>;
@@ -231,6 +233,12 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
     out('```');
     out();
   }
+  out('## Creates: the ceiling of the id-order lock');
+  out();
+  out('Creates commit one at a time across every instance: each takes a transaction-level advisory lock before its id is drawn and holds it to its commit, so that a reader following `Link` cursors never misses a pet committed late with a lower id (`src/pets/sql.ts`). What that allows all instances together, creating straight to Postgres with 10 connections per instance (`npm run bench:creates`, no HTTP): the figure does not grow with instances, it is one per database. Keyed creates (`Idempotency-Key`) hold the lock only for the insert, the saved response and the commit, in one statement (`create_pet_keyed`).');
+  out();
+  out(r.createCeiling);
+  out();
   out('## Response serialization');
   out();
   out('A listPets page of 20 pets, in this process (`scripts/bench/serializers.ts`), medians of paired rounds. The API writes bodies with JSON.stringify (`src/api/plugin.ts`): fast-json-stringify, which Fastify compiles from the response schema by default, is faster per page but allocates several times more, and allocation per request is what the service had most in excess of the ceiling. Repositories return exactly the document\'s fields, and the tests validate every response against the document.');
