@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { requireApiKey } from '../auth/plugin.js';
+import { continueIfExpected } from '../http/unreadBodies.js';
 import { errors } from '../errors/apiError.js';
 import { operationsById, type OpenApiDocument, type OperationEntry } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';
@@ -49,6 +50,7 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       onRequest: requiredSchemes(opts.doc, entry).length > 0 ? [requireApiKey] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
       ...(bodyRequired && { preValidation: requireBody }),
+      ...(entry.operation.requestBody !== undefined && { preParsing: continueIfExpected }),
       ...(Object.keys(headers).length > 0 && { onSend: addHeaders(headers) }),
     };
   }

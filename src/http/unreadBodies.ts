@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { lingerAfterAnswer } from './lingeringClose.js';
 
@@ -19,16 +19,19 @@ export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply):
 }
 
 /**
- * Bodies are read only once a request has passed authentication and its quota:
- * `Expect: 100-continue` is answered only then (Node would send it at once).
+ * A route-level preParsing hook of the operations that take a body (api/routes.ts): the
+ * `100 Continue` a client asked for, sent once the request has passed authentication and
+ * its quota. Elsewhere no body is wanted, and the final answer comes without one.
  */
+export const continueIfExpected: preParsingHookHandler = (request, reply, payload, done) => {
+  if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
+  done(null, payload);
+};
+
+/** Bodies are read only once a request has passed authentication and its quota: Node would send `100 Continue` at once. */
 export default fp(
   async function unreadBodiesPlugin(app: FastifyInstance) {
     app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
-    app.addHook('preParsing', (request, reply, payload, done) => {
-      if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
-      done(null, payload);
-    });
   },
   { name: 'unread-bodies' },
 );
