@@ -47,10 +47,11 @@ function closeKeepAliveConnectionsOnShutdown(app: FastifyInstance): void {
 }
 
 /**
- * Builds the whole service as a tree of plugins, ready to listen:
- * root: errors, security headers, request log, metrics, and the shared capabilities
- * (database, API keys, rate-limit store); beside each other: health, metrics, docs, and
- * the API under its base path, which alone authenticates and counts.
+ * Builds the whole service as a tree of plugins, ready to listen (docs/ARCHITECTURE.md):
+ * root: errors, the arrival hook, protocol answers, CORS, the request line and metrics
+ * (whose listener is their own), connection caps, and the shared capabilities (database,
+ * API keys, rate-limit store, identification and counting); beside each other: health,
+ * docs, and the API under its base path, whose gate alone authenticates and counts.
  */
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
   const clock = opts.clock ?? systemClock;
