@@ -84,8 +84,9 @@ async function run(argv: string[]): Promise<Run> {
       resolve({ code: !err ? 0 : typeof status === 'number' ? status : -1, stdout: out, stderr: errOut });
     });
   });
-  // tsx's cache is tsx's doing, not the command's.
-  const made = [...(await readdir(tmp)).filter((f) => !f.startsWith('tsx-')), ...(await readdir(scratch)), ...(await readdir(dir)).filter((f) => f === 'data')];
+  // Caches of the tools, not the command's doing: tsx's compiled files, and the compile cache npm
+  // turns on where Node has one (Node ≥ 22.1: `node-compile-cache`).
+  const made = [...(await readdir(tmp)).filter((f) => !f.startsWith('tsx-') && f !== 'node-compile-cache'), ...(await readdir(scratch)), ...(await readdir(dir)).filter((f) => f === 'data')];
   const processes = markedProcesses(marker).map((pid) => `process ${pid}`);
   for (const pid of markedProcesses(marker)) process.kill(pid, 'SIGKILL');
   return { code, stdout, stderr, left: [...made, ...processes] };
