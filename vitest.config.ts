@@ -15,7 +15,7 @@ const UNIT = [
   'test/http/addressGroup.test.ts',
   'test/http/connectionTable.test.ts',
   'test/logging/faultLog.test.ts',
-  'test/pets/cursor.test.ts',
+  'test/pagination/cursor.test.ts',
   'test/process/signals.test.ts',
   'test/process/startupErrors.test.ts',
   'test/properties/arbitraries.test.ts',

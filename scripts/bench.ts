@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { encodeCursor } from '../src/pets/cursor.js';
+import { encodeCursor } from '../src/pagination/cursor.js';
 import { projectRoot } from '../src/paths.js';
 import { LIST, LIST_BY_STATUS } from '../src/pets/sql.js';
 import { createEmbeddedDatabase, createPostgresDatabase, seedOrders } from './bench/data.js';

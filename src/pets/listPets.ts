@@ -1,25 +1,13 @@
-import { errors } from '../errors/apiError.js';
 import type { OperationHandler } from '../openapi/operationTypes.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
 import type { PetsRepository } from './repository.js';
 import type { PetUrls } from './urls.js';
 
 export function listPets(deps: { pets: PetsRepository; urls: PetUrls }): OperationHandler<'listPets'> {
   return async (request, reply) => {
-    // `limit` is always there: validation applies openapi.yaml's default.
-    const { limit, status, cursor } = request.query as { limit: number } & typeof request.query;
-    const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
-    if (cursor !== undefined && afterId === undefined) {
-      throw errors.invalid_cursor('querystring/cursor is not a cursor produced by this service.');
-    }
-
-    const page = await deps.pets.list({ limit, status, afterId });
-    const last = page.pets.at(-1);
-    if (page.hasMore && last) {
-      // Every value is URL-safe as it is: digits, an enum value, a base64url cursor.
-      const next = `limit=${limit}${status ? `&status=${status}` : ''}&cursor=${encodeCursor(last.id)}`;
-      reply.header('link', `<${deps.urls.list(next)}>; rel="next"`);
-    }
+    const query = request.query as PageQuery & typeof request.query;
+    const page = await deps.pets.list({ limit: query.limit, status: query.status, afterId: pageStart(query) });
+    linkNextPage(reply, deps.urls.list, query, { rows: page.pets, hasMore: page.hasMore });
     return page.pets;
   };
 }

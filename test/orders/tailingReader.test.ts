@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { operations } from '../../generated/openapi.js';
-import { encodeCursor } from '../../src/pets/cursor.js';
+import { encodeCursor } from '../../src/pagination/cursor.js';
 import { expectStatusesAgree } from '../helpers/orders.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 

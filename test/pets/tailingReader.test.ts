@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor } from '../../src/pets/cursor.js';
+import { encodeCursor } from '../../src/pagination/cursor.js';
 import type { operations } from '../../generated/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 

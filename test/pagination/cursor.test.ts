@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../src/pets/cursor.js';
+import { decodeCursor, encodeCursor } from '../../src/pagination/cursor.js';
 
 describe('cursor', () => {
   it.each([0, 1, 42, 9007199254740991])('round-trips %d', (id) => {

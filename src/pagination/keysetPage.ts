@@ -1,0 +1,27 @@
+import type { FastifyReply } from 'fastify';
+import { errors } from '../errors/apiError.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+
+/** The query of a keyset-paginated list (listPets, listOrders): `limit` is always there, validation applies its default. */
+export interface PageQuery {
+  limit: number;
+  status?: string;
+  cursor?: string;
+}
+
+/** The id a page starts after; a cursor this service did not hand out is a 400 `invalid_cursor`. */
+export function pageStart(query: PageQuery): number | undefined {
+  if (query.cursor === undefined) return undefined;
+  const afterId = decodeCursor(query.cursor);
+  if (afterId === undefined) throw errors.invalid_cursor('querystring/cursor is not a cursor produced by this service.');
+  return afterId;
+}
+
+/** Sets `Link: rel="next"` when more rows follow the page, keeping the page's `limit` and `status`. */
+export function linkNextPage(reply: FastifyReply, listUrl: (query: string) => string, query: PageQuery, page: { rows: ReadonlyArray<{ id: number }>; hasMore: boolean }): void {
+  const last = page.rows.at(-1);
+  if (!page.hasMore || !last) return;
+  // Every value is URL-safe as it is: digits, an enum value, a base64url cursor.
+  const next = `limit=${query.limit}${query.status ? `&status=${query.status}` : ''}&cursor=${encodeCursor(last.id)}`;
+  reply.header('link', `<${listUrl(next)}>; rel="next"`);
+}
