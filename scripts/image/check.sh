@@ -20,15 +20,9 @@ CMD, on the embedded store: it must serve, keep its data, drain on SIGTERM and e
 failure and on Ctrl-C.
 USAGE
 }
-for arg in "$@"; do
-  case $arg in
-    -h | --help) usage; exit 0 ;;
-  esac
-done
-if [ $# -gt 0 ]; then
-  { echo "Unexpected argument: $1"; echo; usage; } >&2
-  exit 2
-fi
+# shellcheck source=../lib/cli.sh
+. "$(dirname "$0")/../lib/cli.sh"
+no_arguments_but_help "$@"
 
 cd "$(dirname "$0")/../.."
 repo=$PWD

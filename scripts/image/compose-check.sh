@@ -14,15 +14,9 @@ or Debian's docker-compose: no engine needed), checks the rules they must keep
 haproxy is installed.
 USAGE
 }
-for arg in "$@"; do
-  case $arg in
-    -h | --help) usage; exit 0 ;;
-  esac
-done
-if [ $# -gt 0 ]; then
-  { echo "Unexpected argument: $1"; echo; usage; } >&2
-  exit 2
-fi
+# shellcheck source=../lib/cli.sh
+. "$(dirname "$0")/../lib/cli.sh"
+no_arguments_but_help "$@"
 
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)

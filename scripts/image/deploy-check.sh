@@ -13,15 +13,9 @@ Kubernetes manifests in deploy/kubernetes/ against their schemas and against eac
 and kubectl when installed. Exits 1 at the first failed check.
 USAGE
 }
-for arg in "$@"; do
-  case $arg in
-    -h | --help) usage; exit 0 ;;
-  esac
-done
-if [ $# -gt 0 ]; then
-  { echo "Unexpected argument: $1"; echo; usage; } >&2
-  exit 2
-fi
+# shellcheck source=../lib/cli.sh
+. "$(dirname "$0")/../lib/cli.sh"
+no_arguments_but_help "$@"
 
 cd "$(dirname "$0")/../.."
 bash scripts/image/compose-check.sh

@@ -3,6 +3,7 @@ import type { components, operations } from '../../generated/openapi.js';
 import { encodeCursor } from '../../src/pagination/cursor.js';
 import { addPet } from '../helpers/orders.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { nextPageQuery } from '../helpers/nextPage.js';
 
 type Order = components['schemas']['Order'];
 type ListQuery = NonNullable<operations['listOrders']['parameters']['query']>;
@@ -24,17 +25,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** The next page's query, read from the `Link: <...>; rel="next"` URL as a typed client's user does. */
-function nextQuery(link: string | null): ListQuery | undefined {
-  if (!link) return undefined;
-  const params = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!).searchParams;
-  return {
-    limit: Number(params.get('limit')),
-    ...(params.get('status') && { status: params.get('status') as ListQuery['status'] }),
-    cursor: params.get('cursor')!,
-  };
-}
-
 /** Follows rel="next" links from `first` with the typed client, returning every page and every link. */
 async function allPages(first: ListQuery) {
   const pages: Order[][] = [];
@@ -47,7 +37,7 @@ async function allPages(first: ListQuery) {
     pages.push(data!);
     const link = response.headers.get('link');
     if (link) links.push(/^<([^>]+)>/.exec(link)![1]!);
-    query = nextQuery(link);
+    query = nextPageQuery(link) as ListQuery | undefined;
   }
   return { pages, links };
 }

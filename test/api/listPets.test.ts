@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../src/pagination/cursor.js';
 import type { components, operations } from '../../generated/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { nextPageQuery } from '../helpers/nextPage.js';
 
 let server: TestServer;
 const statuses = ['available', 'pending', 'sold'] as const;
@@ -19,17 +20,6 @@ afterAll(() => server.close());
 
 type ListQuery = NonNullable<operations['listPets']['parameters']['query']>;
 
-/** The next page's query, read from the `Link: <...>; rel="next"` URL as a typed client's user does. */
-function nextQuery(link: string | null): ListQuery | undefined {
-  if (!link) return undefined;
-  const params = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!).searchParams;
-  return {
-    limit: Number(params.get('limit')),
-    ...(params.get('status') && { status: params.get('status') as ListQuery['status'] }),
-    cursor: params.get('cursor')!,
-  };
-}
-
 /** Follows rel="next" links from `first` with the typed client, returning every page and every link. */
 async function allPages(first: ListQuery) {
   const pages: Pet[][] = [];
@@ -41,7 +31,7 @@ async function allPages(first: ListQuery) {
     pages.push(data!);
     const link = response.headers.get('link');
     if (link) links.push(/^<([^>]+)>/.exec(link)![1]!);
-    query = nextQuery(link);
+    query = nextPageQuery(link) as ListQuery | undefined;
   }
   return { pages, links };
 }
