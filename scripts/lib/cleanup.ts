@@ -31,14 +31,20 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 let undoing: Promise<void> | undefined;
 
-/** Undoes everything still noted, last made first, each even if another fails. */
+/**
+ * Undoes everything still noted, last made first, each even if another fails, until nothing is
+ * left: a start still in progress may note more while the clean-up runs (a Ctrl-C during start).
+ */
 export function undoAll(): Promise<void> {
   undoing ??= (async () => {
-    for (const [key, m] of [...made].reverse()) {
+    for (let last = [...made].at(-1); last; last = [...made].at(-1)) {
+      const [key, m] = last;
       made.delete(key);
       await m.undo().catch((err: Error) => log(`clean-up: could not ${m.what}: ${err.message}`));
     }
-  })();
+  })().finally(() => {
+    undoing = undefined;
+  });
   return undoing;
 }
 

@@ -90,46 +90,41 @@ function longestRefusal(probes: Array<{ at: number; outcome: string }>): number 
 }
 
 describe.skipIf(withoutPostgresServer() || withoutRedis())('WORKERS=2 when workers keep being killed', () => {
+  /** The compiled service with two workers, killed at the end of the test; `stderr()` is what the primary has said so far. */
+  async function twoWorkers() {
+    const { child: primary, baseUrl } = await startServer(
+      'dist/src/server.js',
+      { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', WORKERS: '2', SHUTDOWN_DRAIN_SECONDS: '0' },
+      { readyPath: '/readyz', stdout: 'ignore' },
+    );
+    onTestFinished(() => {
+      if (primary.exitCode === null && primary.signalCode === null) primary.kill('SIGKILL');
+    });
+    let said = '';
+    primary.stderr!.on('data', (c) => (said += c));
+    return { primary, port: Number(new URL(baseUrl).port), stderr: () => said };
+  }
+
   beforeAll(async () => {
     // As production runs it (node dist/src/server.js): a worker's start is part of what is measured.
     await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: projectRoot, timeout: 180_000 });
   }, 240_000);
 
   it('both workers killed at once: the primary holds the port, and every connection is answered once a worker is back', async () => {
-    const { child: primary, baseUrl: base } = await startServer(
-      'dist/src/server.js',
-      { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', WORKERS: '2', SHUTDOWN_DRAIN_SECONDS: '0' },
-      { readyPath: '/readyz', stdout: 'ignore' },
-    );
-    onTestFinished(() => {
-      if (primary.exitCode === null && primary.signalCode === null) primary.kill('SIGKILL');
-    });
-    const port = Number(new URL(base).port);
-    let stderr = '';
-    primary.stderr!.on('data', (c) => (stderr += c));
+    const { primary, port, stderr } = await twoWorkers();
     expect(await waitFor(async () => workersOf(primary.pid!).length === 2 && (await getOnce(port, '/healthz')).status === 200, 20_000)).toBe(true);
 
     for (const worker of workersOf(primary.pid!)) process.kill(worker, 'SIGKILL');
-    expect(await waitFor(() => /holding connections/.test(stderr), 5000, 10)).toBe(true);
+    expect(await waitFor(() => /holding connections/.test(stderr()), 5000, 10)).toBe(true);
     // Sent while no worker runs: they wait for the next one, however long it takes to start.
     const started = Date.now();
     const answers = await Promise.all(Array.from({ length: 20 }, () => getOnce(port, '/healthz', undefined, 30_000)));
-    console.log(`both workers killed: ${JSON.stringify(countOutcomes(answers))} after ${Date.now() - started} ms\n${stderr}`);
+    console.log(`both workers killed: ${JSON.stringify(countOutcomes(answers))} after ${Date.now() - started} ms\n${stderr()}`);
     expect(countOutcomes(answers)).toEqual({ 200: 20 });
   }, 60_000);
 
   it('six SIGKILLs 1.5 s apart: connections are never refused for more than 1 s at a time', async () => {
-    const { child: primary, baseUrl: base } = await startServer(
-      'dist/src/server.js',
-      { ...db.env, REDIS_URL, REDIS_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', WORKERS: '2', SHUTDOWN_DRAIN_SECONDS: '0' },
-      { readyPath: '/readyz', stdout: 'ignore' },
-    );
-    onTestFinished(() => {
-      if (primary.exitCode === null && primary.signalCode === null) primary.kill('SIGKILL');
-    });
-    const port = Number(new URL(base).port);
-    let stderr = '';
-    primary.stderr!.on('data', (c) => (stderr += c));
+    const { primary, port, stderr } = await twoWorkers();
     const listening = () => getOnce(port, '/healthz', undefined, 2000).then((a) => a.status === 200);
     expect(await waitFor(async () => workersOf(primary.pid!).length === 2 && (await listening()), 20_000)).toBe(true);
 
@@ -155,7 +150,7 @@ describe.skipIf(withoutPostgresServer() || withoutRedis())('WORKERS=2 when worke
 
     const counts = probes.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.outcome]: (acc[p.outcome] ?? 0) + 1 }), {});
     const longest = longestRefusal(probes);
-    console.log(`${probes.length} probes: ${JSON.stringify(counts)}; longest run of refusals ${longest} ms\n${stderr}`);
+    console.log(`${probes.length} probes: ${JSON.stringify(counts)}; longest run of refusals ${longest} ms\n${stderr()}`);
     expect(recovered).toBe(true);
     expect(longest).toBeLessThanOrEqual(1000);
     // Besides refusals, only a connection node:cluster had just handed to the worker killed can fail

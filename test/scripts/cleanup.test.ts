@@ -25,4 +25,24 @@ describe("a command's clean-up registry", () => {
     expect(undone).toEqual(['d', 'b', 'a']);
     expect(errors).toEqual(['clean-up: could not stop server b: already gone\n']);
   });
+
+  it('also undoes what is noted while it runs (a start still in progress when Ctrl-C came)', async () => {
+    const undone: string[] = [];
+    remember('database', 'drop database', async () => {
+      // Meanwhile the interrupted start makes a folder, and notes it.
+      remember('folder', 'remove folder', async () => undone.push('folder'));
+      undone.push('database');
+    });
+    await undoAll();
+    expect(undone).toEqual(['database', 'folder']);
+  });
+
+  it('runs again for what is noted after a clean-up ended', async () => {
+    const undone: string[] = [];
+    remember('first', 'first', async () => undone.push('first'));
+    await undoAll();
+    remember('second', 'second', async () => undone.push('second'));
+    await undoAll();
+    expect(undone).toEqual(['first', 'second']);
+  });
 });
