@@ -74,7 +74,8 @@ async function workerProcesses(run: TestRun): Promise<number[]> {
   return names.map(Number).filter((pid) => pid !== process.pid && read(`/proc/${pid}/cmdline`).includes('vitest'));
 }
 
-const alive = (pid: number) => {
+/** The process exists (signal 0). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

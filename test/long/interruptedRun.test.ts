@@ -8,7 +8,7 @@ import { waitFor } from '../../scripts/lib/poll.js';
 import { scratchDir } from '../../scripts/lib/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
 import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
-import { markedProcesses, runById, type TestRun } from '../helpers/testRun.js';
+import { alive, markedProcesses, runById, type TestRun } from '../helpers/testRun.js';
 
 /*
  * A test run (test/long/fixture: the suite's own global setup, a test that starts a server, a
@@ -37,15 +37,6 @@ function exited(child: ChildProcess, timeoutMs: number): Promise<number | null> 
     });
   });
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function startFixture(env: Record<string, string> = {}): Promise<Fixture> {
   const files = await scratchDir('as-interrupted-');
