@@ -1,6 +1,6 @@
 # Build stage compiles TypeScript; the final stage has only production dependencies,
 # the compiled dist/ and the files the server reads at run time (src/paths.ts).
-# scripts/image/check.sh (npm run image:check) reproduces both stages in folders, without
+# test/deploy/check.sh (npm run image:check) reproduces both stages in folders, without
 # Docker, from this file's COPY and RUN lines: keep them plain `COPY <src>... <dest>`.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app

@@ -1,9 +1,9 @@
 // npm run cluster:demo: three instances behind HAProxy, a Redis Cluster, Postgres through
-// PgBouncer (scripts/lib/scaleOut.ts), until Ctrl-C.
-import { runCommand } from './lib/cleanup.js';
+// PgBouncer (test/helpers/scaleOut.ts), until Ctrl-C.
+import { runCommand } from '../test/helpers/cleanup.js';
 import { parseCommandLine } from './lib/cli.js';
-import { LOCAL_POSTGRES_URL } from './lib/probes.js';
-import { startScaleOut, type ScaleOut } from './lib/scaleOut.js';
+import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
+import { startScaleOut, type ScaleOut } from '../test/helpers/scaleOut.js';
 
 const USAGE = `Usage: npm run cluster:demo
 

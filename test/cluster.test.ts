@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../scripts/lib/apiKeys.js';
-import { waitFor } from '../scripts/lib/poll.js';
-import { startServer, type Server } from '../scripts/lib/processes.js';
+import { createKey } from './helpers/apiKeys.js';
+import { waitFor } from './helpers/poll.js';
+import { startServer, type Server } from './helpers/processes.js';
 import { parsePrometheus, sampleValue, type Sample } from './helpers/prometheus.js';
 import { withoutPostgresServer, withoutRedis } from './helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from './helpers/testDatabase.js';

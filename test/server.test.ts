@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKey } from '../scripts/lib/apiKeys.js';
-import { runScript, startServer, stop, waitForOutput, type Server } from '../scripts/lib/processes.js';
-import { scratchDir } from '../scripts/lib/scratchDir.js';
+import { createKey } from './helpers/apiKeys.js';
+import { runScript, startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
+import { scratchDir } from './helpers/scratchDir.js';
 
 describe('server.ts on the embedded database', () => {
   let dir: string;

@@ -78,7 +78,7 @@ const CLOSE_TIMEOUT_MS = 15_000;
  * A thread of its own because PGlite is Postgres compiled to WASM, run synchronously: in the
  * server's thread every statement would stop the HTTP work for its whole duration, and that
  * thread's CPU would be shared between the two. In its own thread it runs beside the HTTP
- * work, on another core, as a Postgres backend does (measured in scripts/bench/pgliteBreakdown.ts).
+ * work, on another core, as a Postgres backend does (measured in bench/pgliteBreakdown.ts).
  * `onError`: the thread stopped on its own (queries fail from then on).
  */
 export async function startEmbedded(dataDir: string, onError?: (err: Error) => void): Promise<EmbeddedThread> {
@@ -222,7 +222,7 @@ export async function serveEmbedded(dataDir: string): Promise<EmbeddedInThread> 
 // (@electric-sql/pglite-socket 0.2.17 queues single messages from all connections and
 // keeps them apart only inside transactions: electric-sql/pglite#1046, which kept this
 // service's pool at one connection. It also costs a call into PGlite and a socket write
-// per message; see scripts/bench/pgliteBreakdown.ts.)
+// per message; see bench/pgliteBreakdown.ts.)
 // ---------------------------------------------------------------------------------------
 
 const SSL_REQUEST_CODE = 80877103;

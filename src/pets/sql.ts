@@ -1,6 +1,6 @@
 /**
  * Every statement about pets, as text only: the repository runs them, and the benchmark's
- * ceiling (scripts/bench/baselineServer.ts) runs the very same ones through a plain pg.Pool.
+ * ceiling (bench/baselineServer.ts) runs the very same ones through a plain pg.Pool.
  */
 const COLUMNS = 'id, name, category_id AS "categoryId", status';
 

@@ -3,7 +3,7 @@ import { main, type CliDeps } from '../../scripts/apikey.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { manualClock } from '../helpers/clock.js';
-import { runScript, type RunResult } from '../../scripts/lib/processes.js';
+import { runScript, type RunResult } from '../helpers/processes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import { startTestServer } from '../helpers/testServer.js';
 

@@ -3,8 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/lib/ports.js';
-import { scratchDir, SCRATCH_ROOT_VARIABLE } from '../../scripts/lib/scratchDir.js';
+import { freePort } from '../helpers/ports.js';
+import { scratchDir, SCRATCH_ROOT_VARIABLE } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
 import { markedProcesses, RUN_VARIABLE } from '../helpers/testRun.js';
@@ -99,7 +99,7 @@ const direct = (file: string, ...args: string[]) =>
 describe('the commands found', () => {
   it('include every script of package.json that runs a file of this repository, and the files the docs say to run', () => {
     expect(npmScripts).toEqual(expect.arrayContaining(['apikey', 'migrate', 'bench', 'bench:profile', 'bench:ab', 'sdk:check', 'image:check', 'deploy:check', 'cluster:demo', 'dev']));
-    expect(files).toEqual(expect.arrayContaining(['src/server.ts', 'scripts/bench/pgliteBreakdown.run.ts', 'scripts/image/k8s-check.ts', 'scripts/sdk/install-toolchains.sh']));
+    expect(files).toEqual(expect.arrayContaining(['src/server.ts', 'bench/pgliteBreakdown.run.ts', 'test/deploy/k8s-check.ts', 'test/sdk/install-toolchains.sh']));
   });
 });
 

@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runScript } from '../../scripts/lib/processes.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { runScript } from '../helpers/processes.js';
+import { scratchDir } from '../helpers/scratchDir.js';
 import { migrationsDir } from '../../src/paths.js';
 import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';

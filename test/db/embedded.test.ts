@@ -4,8 +4,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { embeddedConnection, isHeld, socketPath, startEmbedded, type EmbeddedThread } from '../../src/db/embedded.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
-import { cstring, int16, int32, message } from '../../scripts/lib/pgWire.js';
+import { scratchDir } from '../helpers/scratchDir.js';
+import { cstring, int16, int32, message } from '../helpers/pgWire.js';
 
 /**
  * The embedded store's bridge: many pg connections on PGlite's one session. Each connection's

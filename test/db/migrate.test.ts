@@ -1,13 +1,13 @@
 import { cp, readdir, rm } from 'node:fs/promises';
 import { describe, expect, inject, it } from 'vitest';
-import { createDatabase, dropDatabase } from '../../scripts/lib/databases.js';
+import { createDatabase, dropDatabase } from '../helpers/databases.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pgPool.js';
 import { migrationsDir } from '../../src/paths.js';
 import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
 import { createTestDatabase, databaseName } from '../helpers/testDatabase.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { scratchDir } from '../helpers/scratchDir.js';
 
 const noop = () => {};
 const allMigrations = async () => (await readdir(migrationsDir)).filter((f) => f.endsWith('.sql')).sort();

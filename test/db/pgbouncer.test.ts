@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPgBouncer, type PgBouncer } from '../../scripts/lib/pgbouncer.js';
+import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import { hashApiKey } from '../../src/auth/apiKey.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
+import { waitFor } from '../helpers/poll.js';
 import { DATABASE_UNAVAILABLE } from '../../src/errors/toApiError.js';
 import { manualClock } from '../helpers/clock.js';
 import { withoutPostgresServer } from '../helpers/services.js';

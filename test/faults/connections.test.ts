@@ -1,9 +1,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { startServer, type Server } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { waitFor } from '../helpers/poll.js';
+import { startServer, type Server } from '../helpers/processes.js';
 import { outcomeOf, type OneShot } from '../helpers/oneShot.js';
 import { parsePrometheus, sampleValue } from '../helpers/prometheus.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';

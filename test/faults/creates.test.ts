@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { startServer } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { waitFor } from '../helpers/poll.js';
+import { startServer } from '../helpers/processes.js';
 import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 

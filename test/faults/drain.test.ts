@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { startServer } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { startServer } from '../helpers/processes.js';
 import { cleanupSharedRedis, REDIS_URL, uniquePrefix } from '../ratelimit/helpers.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
 import { withoutPostgresServer, withoutRedis } from '../helpers/services.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { startServer, type Server } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { startServer, type Server } from '../helpers/processes.js';
 import { openLoad } from '../helpers/openLoad.js';
 import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';

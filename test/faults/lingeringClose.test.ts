@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { startServer, type Server } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { startServer, type Server } from '../helpers/processes.js';
 import { LINGER_BYTES, LINGER_MS } from '../../src/limits.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { startScaleOut, type Instance, type ScaleOut } from '../../scripts/lib/scaleOut.js';
+import { waitFor } from '../helpers/poll.js';
+import { startScaleOut, type Instance, type ScaleOut } from '../helpers/scaleOut.js';
 import { openLoad, type OpenLoad } from '../helpers/openLoad.js';
 import { parsePrometheus } from '../helpers/prometheus.js';
 import { postgresServerUrl, withoutHAProxy, withoutPgBouncer, withoutPostgresServer, withoutRedisCluster } from '../helpers/services.js';
@@ -9,7 +9,7 @@ import { databaseName } from '../helpers/testDatabase.js';
 /*
  * Issue 13's topology on one machine: three instances (src/server.ts) behind Debian's
  * HAProxy checking /readyz, sharing a 3-master Redis Cluster and one Postgres database
- * through PgBouncer in transaction mode (scripts/lib/scaleOut.ts). Each part prints its
+ * through PgBouncer in transaction mode (test/helpers/scaleOut.ts). Each part prints its
  * counts on one "load-balancer:" line for CI's output.
  */
 

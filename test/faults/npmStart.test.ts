@@ -2,10 +2,10 @@ import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_pro
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { canConnect, freePort } from '../../scripts/lib/ports.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { waitFor } from '../helpers/poll.js';
+import { canConnect, freePort } from '../helpers/ports.js';
+import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
 import { withoutPostgresServer } from '../helpers/services.js';

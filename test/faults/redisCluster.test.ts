@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { startRedisCluster, type RedisCluster, type RedisClusterNode } from '../../scripts/lib/redisCluster.js';
+import { waitFor } from '../helpers/poll.js';
+import { startRedisCluster, type RedisCluster, type RedisClusterNode } from '../helpers/redisCluster.js';
 import { manualClock } from '../helpers/clock.js';
 import { withoutRedisCluster } from '../helpers/services.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { startServer } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { startServer } from '../helpers/processes.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createTestDatabase } from '../helpers/testDatabase.js';
 

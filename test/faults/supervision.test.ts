@@ -1,8 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { startServer } from '../../scripts/lib/processes.js';
+import { waitFor } from '../helpers/poll.js';
+import { startServer } from '../helpers/processes.js';
 import { projectRoot } from '../../src/paths.js';
 import { countOutcomes, getOnce, outcomeOf, type OneShot } from '../helpers/oneShot.js';
 import { withoutPostgresServer, withoutRedis } from '../helpers/services.js';

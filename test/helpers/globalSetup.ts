@@ -2,11 +2,11 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { createDatabase } from '../../scripts/lib/databases.js';
-import { canStartHAProxy } from '../../scripts/lib/haproxy.js';
-import { findPgBouncer } from '../../scripts/lib/pgbouncer.js';
-import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from '../../scripts/lib/probes.js';
-import { canStartRedisCluster } from '../../scripts/lib/redisCluster.js';
+import { createDatabase } from './databases.js';
+import { canStartHAProxy } from './haproxy.js';
+import { findPgBouncer } from './pgbouncer.js';
+import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from './probes.js';
+import { canStartRedisCluster } from './redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
 import { projectRoot } from '../../src/paths.js';
 import { cleanUpRun, createRunDir, deadRuns, testRun, type CleanUp, type TestRun } from './testRun.js';
@@ -16,11 +16,11 @@ export interface Services {
   postgres: { url: string; up: boolean };
   redis: { url: string; up: boolean };
   redisServerBinary: boolean;
-  /** redis-server 7+ and redis-cli, for tests that start a Redis Cluster of their own (scripts/lib/redisCluster.ts). */
+  /** redis-server 7+ and redis-cli, for tests that start a Redis Cluster of their own (test/helpers/redisCluster.ts). */
   redisClusterTools: boolean;
   /** The pgbouncer binary (Debian: /usr/sbin), for tests that put one of their own in front of Postgres. */
   pgbouncerBinary: boolean;
-  /** The haproxy binary (Debian: /usr/sbin), for the load-balancer test (scripts/lib/haproxy.ts). */
+  /** The haproxy binary (Debian: /usr/sbin), for the load-balancer test (test/helpers/haproxy.ts). */
   haproxyBinary: boolean;
 }
 

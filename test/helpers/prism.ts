@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { expect } from 'vitest';
-import { freePort } from '../../scripts/lib/ports.js';
-import { stop, waitForOutput } from '../../scripts/lib/processes.js';
+import { freePort } from './ports.js';
+import { stop, waitForOutput } from './processes.js';
 import { openapiPath, projectRoot } from '../../src/paths.js';
 import { expectMatchesContract } from './contract.js';
 import { methodOf, send, type ApiResponse, type RequestOptions } from './http.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { canConnect } from '../../scripts/lib/ports.js';
-import { stop } from '../../scripts/lib/processes.js';
+import { waitFor } from './poll.js';
+import { canConnect } from './ports.js';
+import { stop } from './processes.js';
 
 /**
  * A throwaway redis-server of one test file, on `port`; resolves once it accepts connections.

@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import { SCRATCH_ROOT_VARIABLE } from '../../scripts/lib/scratchDir.js';
+import { SCRATCH_ROOT_VARIABLE } from './scratchDir.js';
 import { registerWorker, RUN_VARIABLE } from './testRun.js';
 
 // Before each test file, in its worker: everything the file starts inherits the run's marker,

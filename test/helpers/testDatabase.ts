@@ -1,9 +1,9 @@
 import { cp, rm } from 'node:fs/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { createDatabase, dropDatabase } from '../../scripts/lib/databases.js';
+import { createDatabase, dropDatabase } from './databases.js';
 import { postgresServerUrl } from './services.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { scratchDir } from './scratchDir.js';
 
 export interface TestDatabase {
   /** Settings for loadConfig: DATABASE_URL or DATA_DIR. */

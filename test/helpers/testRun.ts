@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dropDatabases } from '../../scripts/lib/databases.js';
-import { SCRATCH_BASE } from '../../scripts/lib/scratchDir.js';
+import { dropDatabases } from './databases.js';
+import { SCRATCH_BASE } from './scratchDir.js';
 
 /*
  * What one test run (one vitest project in one vitest process) made, found again whatever

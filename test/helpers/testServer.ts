@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { freePort } from '../../scripts/lib/ports.js';
+import { freePort } from './ports.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import type { Plan } from '../../src/auth/apiKeys.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { runScript } from '../../scripts/lib/processes.js';
+import { runScript } from '../helpers/processes.js';
 import { batchedLines } from '../../src/logging/batchedLines.js';
 
 function recordingSink() {

@@ -4,10 +4,10 @@ import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { canConnect, freePort } from '../../scripts/lib/ports.js';
-import { stop } from '../../scripts/lib/processes.js';
-import { scratchDir } from '../../scripts/lib/scratchDir.js';
+import { waitFor } from '../helpers/poll.js';
+import { canConnect, freePort } from '../helpers/ports.js';
+import { stop } from '../helpers/processes.js';
+import { scratchDir } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../scripts/lib/apiKeys.js';
-import { runScript, startServer } from '../../scripts/lib/processes.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { runScript, startServer } from '../helpers/processes.js';
 import { manualClock } from '../helpers/clock.js';
 import { logCollector } from '../helpers/logCollector.js';
 import { startTestServer } from '../helpers/testServer.js';

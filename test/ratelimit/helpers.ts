@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
+import { waitFor } from '../helpers/poll.js';
 import type { Clock } from '../../src/clock.js';
 import { redisUrl, withoutRedis } from '../helpers/services.js';
 import { startTestServer as startServer, type TestServer, type TestServerOptions } from '../helpers/testServer.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../scripts/lib/poll.js';
-import { startRedisCluster, type RedisCluster } from '../../scripts/lib/redisCluster.js';
+import { waitFor } from '../helpers/poll.js';
+import { startRedisCluster, type RedisCluster } from '../helpers/redisCluster.js';
 import { loadConfig } from '../../src/config.js';
 import { parseRedisUrl } from '../../src/ratelimit/redisUrl.js';
 import { manualClock } from '../helpers/clock.js';

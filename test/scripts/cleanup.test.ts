@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { forget, remember, undoAll } from '../../scripts/lib/cleanup.js';
+import { forget, remember, undoAll } from '../helpers/cleanup.js';
 
 describe("a command's clean-up registry", () => {
   afterEach(() => undoAll());

@@ -164,7 +164,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out();
   out('## Against the ceiling');
   out();
-  out('Bare Fastify running the same SQL through a plain pg.Pool (the ceiling), the service as shipped (`LOG_LEVEL=info`, metrics on), at `LOG_LEVEL=warn`, with `METRICS=false`, and listPets with traces on. Server CPU and bytes allocated (on the JS heap, from V8\'s GC records: `scripts/bench/allocationMeter.mjs`) per request: median (lowest–highest round).');
+  out('Bare Fastify running the same SQL through a plain pg.Pool (the ceiling), the service as shipped (`LOG_LEVEL=info`, metrics on), at `LOG_LEVEL=warn`, with `METRICS=false`, and listPets with traces on. Server CPU and bytes allocated (on the JS heap, from V8\'s GC records: `bench/allocationMeter.mjs`) per request: median (lowest–highest round).');
   out();
   for (const c of r.settings.concurrencies) {
     out(`### ${c} connections`);
@@ -241,7 +241,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out();
   out('## Response serialization');
   out();
-  out('A listPets page of 20 pets, in this process (`scripts/bench/serializers.ts`), medians of paired rounds. The API writes bodies with JSON.stringify (`src/api/plugin.ts`): fast-json-stringify, which Fastify compiles from the response schema by default, is faster per page but allocates several times more, and allocation per request is what the service had most in excess of the ceiling. Repositories return exactly the document\'s fields, and the tests validate every response against the document.');
+  out('A listPets page of 20 pets, in this process (`bench/serializers.ts`), medians of paired rounds. The API writes bodies with JSON.stringify (`src/api/plugin.ts`): fast-json-stringify, which Fastify compiles from the response schema by default, is faster per page but allocates several times more, and allocation per request is what the service had most in excess of the ceiling. Repositories return exactly the document\'s fields, and the tests validate every response against the document.');
   out();
   out('| serializer | ns per page | bytes allocated per page |');
   out('|---|---:|---:|');
@@ -257,7 +257,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out();
   out('## The index of issued API keys');
   out();
-  out(`Each instance keeps a 52-bit prefix of every issued key\'s hash in memory (\`src/auth/keyIndex.ts\`), so that a key nobody issued is refused without a database lookup: ${r.keyIndex.keys.toLocaleString('en')} keys take ${fmt(r.keyIndex.bytes / 2 ** 20, 1)} MiB of heap (${fmt(r.keyIndex.bytesPerKey, 0)} bytes a key; \`scripts/bench/keyIndexMemory.ts\`).`);
+  out(`Each instance keeps a 52-bit prefix of every issued key\'s hash in memory (\`src/auth/keyIndex.ts\`), so that a key nobody issued is refused without a database lookup: ${r.keyIndex.keys.toLocaleString('en')} keys take ${fmt(r.keyIndex.bytes / 2 ** 20, 1)} MiB of heap (${fmt(r.keyIndex.bytesPerKey, 0)} bytes a key; \`bench/keyIndexMemory.ts\`).`);
   out();
   out(renderPgliteBreakdown(r.pglite));
   out();
@@ -277,9 +277,9 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('- **service on PGlite**: the same on the embedded database (no `DATABASE_URL`).');
   out('- **service with 1 connection**: on Postgres with `DB_POOL_MAX=1`, the one connection the embedded store allows: what of PGlite\'s cost is the single connection rather than WASM.');
   out('- **service without metrics**: `METRICS=false`: no /metrics, no per-request counting, no query timing.');
-  out('- **service with traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` set: a span per request and per SQL statement (here 2: the key is cached), batched and sent as OTLP/HTTP JSON to a sink, `scripts/bench/bareServer.ts` in a process of its own answering 200 to everything.');
-  out('- **Fastify**: `scripts/bench/baselineServer.ts`, the ceiling: bare Fastify running the service\'s own SQL (src/pets/sql.ts) through a plain pg.Pool, with nothing else of the service.');
-  out('- **node:http**: `scripts/bench/bareServer.ts`, the floor of HTTP on Node: a constant 20-pet array.');
+  out('- **service with traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` set: a span per request and per SQL statement (here 2: the key is cached), batched and sent as OTLP/HTTP JSON to a sink, `bench/bareServer.ts` in a process of its own answering 200 to everything.');
+  out('- **Fastify**: `bench/baselineServer.ts`, the ceiling: bare Fastify running the service\'s own SQL (src/pets/sql.ts) through a plain pg.Pool, with nothing else of the service.');
+  out('- **node:http**: `bench/bareServer.ts`, the floor of HTTP on Node: a constant 20-pet array.');
   out('- **placeOrder, listOrders**: a database of their own with 300,000 available pets, each placeOrder taking the next one (service and ceiling alike), and 1,000 placed orders of the benchmark\'s key to list; the ceiling runs `src/orders/sql.ts` for that key.');
   out();
   return { markdown: lines.join('\n'), failures };

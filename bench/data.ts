@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import type pg from 'pg';
-import { openDatabase, type Database } from '../../src/db/database.js';
-import { createKey } from '../lib/apiKeys.js';
-import { createDatabase, dropDatabase, rememberDatabase } from '../lib/databases.js';
-import { scratchDir } from '../lib/scratchDir.js';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { createKey } from '../test/helpers/apiKeys.js';
+import { createDatabase, dropDatabase, rememberDatabase } from '../test/helpers/databases.js';
+import { scratchDir } from '../test/helpers/scratchDir.js';
 
 /** Room for every request of the benchmark: limits are counted, never reached. */
 export const HIGH_QUOTA = { perMinute: 100_000_000, perDay: 999_999_999 };

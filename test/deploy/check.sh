@@ -20,8 +20,8 @@ CMD, on the embedded store: it must serve, keep its data, drain on SIGTERM and e
 failure and on Ctrl-C.
 USAGE
 }
-# shellcheck source=../lib/cli.sh
-. "$(dirname "$0")/../lib/cli.sh"
+# shellcheck source=cli.sh
+. "$(dirname "$0")/cli.sh"
 no_arguments_but_help "$@"
 
 cd "$(dirname "$0")/../.."

@@ -3,8 +3,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { projectRoot } from '../../src/paths.js';
-import { startServer } from '../lib/processes.js';
+import { projectRoot } from '../src/paths.js';
+import { startServer } from '../test/helpers/processes.js';
 
 /** A server under test, in a process of its own so that its CPU and memory are its own. */
 export interface Target {
@@ -17,7 +17,7 @@ export interface Target {
   spawnedAt: number;
   /** Peak resident set size so far (VmHWM), in MiB. */
   peakRssMiB(): number;
-  /** Bytes the process has allocated on its JS heap so far (scripts/bench/allocationMeter.mjs). */
+  /** Bytes the process has allocated on its JS heap so far (bench/allocationMeter.mjs). */
   allocatedBytes(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -43,7 +43,7 @@ export async function startTarget(name: string, entry: string, env: Record<strin
   const file = compiled(entry);
   const spawnedAt = Date.now();
   const meterFile = path.join(tmpdir(), `as-allocations-${process.pid}-${meters++}`);
-  const meter = ['--import', path.join(projectRoot, 'scripts', 'bench', 'allocationMeter.mjs')];
+  const meter = ['--import', path.join(projectRoot, 'bench', 'allocationMeter.mjs')];
   const server = await startServer(file, { NODE_ENV: 'production', ALLOCATION_METER_FILE: meterFile, ...env }, { readyPath, stdout: 'ignore', nodeArgs: [...meter, ...nodeArgs] });
   const pid = server.child.pid!;
   return {

@@ -4,10 +4,10 @@
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { projectRoot } from '../../src/paths.js';
-import { runCommand } from '../lib/cleanup.js';
-import { parseCommandLine } from '../lib/cli.js';
-import { LOCAL_POSTGRES_URL } from '../lib/probes.js';
+import { projectRoot } from '../src/paths.js';
+import { runCommand } from '../test/helpers/cleanup.js';
+import { parseCommandLine } from '../scripts/lib/cli.js';
+import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
 import { summarizeProfile, type Cost } from './cpuProfile.js';
 import { createPostgresDatabase } from './data.js';
 import { measure, type Arm } from './load.js';
@@ -51,7 +51,7 @@ await runCommand(async () => {
     };
     const bare = values.target === 'fastify';
     const t = bare
-      ? await startTarget('fastify', 'scripts/bench/baselineServer.ts', db.env, '/pets/1', ['--cpu-prof', `--cpu-prof-dir=${outDir}`])
+      ? await startTarget('fastify', 'bench/baselineServer.ts', db.env, '/pets/1', ['--cpu-prof', `--cpu-prof-dir=${outDir}`])
       : await startTarget('service', 'src/server.ts', env, '/readyz', ['--cpu-prof', `--cpu-prof-dir=${outDir}`]);
     const auth = { authorization: `Bearer ${db.key}` };
     const api = bare ? t.baseUrl : `${t.baseUrl}/v1`;

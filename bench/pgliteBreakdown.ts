@@ -28,7 +28,7 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type pg from 'pg';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import { openDatabase, type Database } from '../src/db/database.js';
 import {
   EMBEDDED_SOCKET_PORT,
   embeddedConnection,
@@ -36,15 +36,15 @@ import {
   startEmbedded,
   type EmbeddedInThread,
   type EmbeddedThread,
-} from '../../src/db/embedded.js';
-import { createPool } from '../../src/db/pgPool.js';
-import { LIST } from '../../src/pets/sql.js';
-import { createDatabase, dropDatabase } from '../lib/databases.js';
-import { LOCAL_POSTGRES_URL, postgresAnswers } from '../lib/probes.js';
-import { scratchDir } from '../lib/scratchDir.js';
+} from '../src/db/embedded.js';
+import { createPool } from '../src/db/pgPool.js';
+import { LIST } from '../src/pets/sql.js';
+import { createDatabase, dropDatabase } from '../test/helpers/databases.js';
+import { LOCAL_POSTGRES_URL, postgresAnswers } from '../test/helpers/probes.js';
+import { scratchDir } from '../test/helpers/scratchDir.js';
 import { seedPets } from './data.js';
 import { median, rotate } from './stats.js';
-import { cstring, int16, int32, message } from '../lib/pgWire.js';
+import { cstring, int16, int32, message } from '../test/helpers/pgWire.js';
 
 /** GET /v1/pets?limit=20: no cursor, one extra row to tell whether a next page exists. */
 const LIST_PARAMS = [0, 21] as const;

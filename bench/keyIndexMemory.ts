@@ -3,7 +3,7 @@
  * heap in use after loading them, less before. Run with --expose-gc (npm run bench does).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createKeyIndex } from '../../src/auth/keyIndex.js';
+import { createKeyIndex } from '../src/auth/keyIndex.js';
 
 export async function keyIndexMemory(n: number): Promise<{ keys: number; bytes: number; bytesPerKey: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;

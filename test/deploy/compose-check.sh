@@ -6,16 +6,16 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: bash scripts/image/compose-check.sh   (a part of npm run deploy:check)
+Usage: bash test/deploy/compose-check.sh   (a part of npm run deploy:check)
 
 Validates docker-compose.yml alone and with docker-compose.ports.yml (docker compose config,
 or Debian's docker-compose: no engine needed), checks the rules they must keep
-(scripts/image/compose-rules.ts), and runs haproxy -c on deploy/haproxy/haproxy.cfg when
+(test/deploy/compose-rules.ts), and runs haproxy -c on deploy/haproxy/haproxy.cfg when
 haproxy is installed.
 USAGE
 }
-# shellcheck source=../lib/cli.sh
-. "$(dirname "$0")/../lib/cli.sh"
+# shellcheck source=cli.sh
+. "$(dirname "$0")/cli.sh"
 no_arguments_but_help "$@"
 
 cd "$(dirname "$0")/../.."
@@ -41,7 +41,7 @@ echo "  ok    docker-compose.yml is valid"
 config -f docker-compose.yml -f docker-compose.ports.yml >"$work/ports.yml"
 echo "  ok    docker-compose.yml + docker-compose.ports.yml is valid"
 
-npx --no-install tsx scripts/image/compose-rules.ts "$work/base.yml" "$work/ports.yml"
+npx --no-install tsx test/deploy/compose-rules.ts "$work/base.yml" "$work/ports.yml"
 
 if command -v haproxy >/dev/null; then
   echo "=== compose-check: haproxy -c ($(haproxy -v | head -n 1 | cut -d' ' -f1-3); the compose file runs haproxy:3.0) ==="

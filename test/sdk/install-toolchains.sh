@@ -4,14 +4,14 @@
 set -eu
 case "${1:-}" in
   -h | --help)
-    echo "Usage: sh scripts/sdk/install-toolchains.sh   (as root)"
+    echo "Usage: sh test/sdk/install-toolchains.sh   (as root)"
     echo
     echo "Installs from Debian what npm run sdk:check drives generated clients with: Go, a JDK,"
     echo "PHP with curl and Python's httpx; skips what is already there."
     exit 0 ;;
   "") ;;
   *)
-    { echo "Unexpected argument: $1"; echo; echo "Usage: sh scripts/sdk/install-toolchains.sh   (as root)"; } >&2
+    { echo "Unexpected argument: $1"; echo; echo "Usage: sh test/sdk/install-toolchains.sh   (as root)"; } >&2
     exit 2 ;;
 esac
 need=""

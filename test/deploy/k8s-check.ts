@@ -1,4 +1,4 @@
-// tsx scripts/image/k8s-check.ts: checks deploy/kubernetes/ (and its migrate/ folder) without a cluster.
+// tsx test/deploy/k8s-check.ts: checks deploy/kubernetes/ (and its migrate/ folder) without a cluster.
 //  1. each manifest against the Kubernetes schemas (kubernetes-models' validate(): types,
 //     required fields, enums, formats);
 //  2. no unknown fields, which validate() lets through: TypeScript checks each manifest
@@ -19,11 +19,11 @@ import { Job, type IJob } from 'kubernetes-models/batch/v1/Job';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { Secret, type ISecret } from 'kubernetes-models/v1/Secret';
 import { Service, type IService } from 'kubernetes-models/v1/Service';
-import { parseCommandLine } from '../lib/cli.js';
+import { parseCommandLine } from '../../scripts/lib/cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-const USAGE = `Usage: npx tsx scripts/image/k8s-check.ts [folder]   (a part of npm run deploy:check)
+const USAGE = `Usage: npx tsx test/deploy/k8s-check.ts [folder]   (a part of npm run deploy:check)
 
 Checks the Kubernetes manifests in deploy/kubernetes/ (or in [folder], a changed copy) without
 a cluster: each against the Kubernetes schemas, no unknown fields, the kustomizations, and the

@@ -2,11 +2,11 @@
  * The PGlite breakdown on its own (npm run bench runs it too): USAGE below.
  */
 import { readFile } from 'node:fs/promises';
-import { runCommand } from '../lib/cleanup.js';
-import { parseCommandLine } from '../lib/cli.js';
+import { runCommand } from '../test/helpers/cleanup.js';
+import { parseCommandLine } from '../scripts/lib/cli.js';
 import { pgliteBreakdown, renderPgliteBreakdown, type PgliteBreakdown } from './pgliteBreakdown.js';
 
-const USAGE = `Usage: npx tsx scripts/bench/pgliteBreakdown.run.ts [--pets 10000] [--seconds 1] [--rounds 5] [--json] [--from result.json]
+const USAGE = `Usage: npx tsx bench/pgliteBreakdown.run.ts [--pets 10000] [--seconds 1] [--rounds 5] [--json] [--from result.json]
 
 Measures the embedded store (PGlite) layer by layer against Postgres, as npm run bench does:
 progress on stderr, Markdown on stdout (with --json the result itself); --from renders a result

@@ -6,8 +6,8 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
-import * as orders from '../../src/orders/sql.js';
-import { GET, INSERT, LIST, LIST_BY_STATUS } from '../../src/pets/sql.js';
+import * as orders from '../src/orders/sql.js';
+import { GET, INSERT, LIST, LIST_BY_STATUS } from '../src/pets/sql.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
 pool.on('error', () => {});

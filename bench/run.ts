@@ -9,18 +9,18 @@ import pg from 'pg';
 import { encodeCursor } from '../src/pagination/cursor.js';
 import { projectRoot } from '../src/paths.js';
 import { LIST, LIST_BY_STATUS } from '../src/pets/sql.js';
-import { createEmbeddedDatabase, createPostgresDatabase, seedOrders } from './bench/data.js';
-import { decompose, profiledCosts } from './bench/decomposition.js';
-import { compareSerializers } from './bench/serializers.js';
-import { measure, rounds as runRounds, type Arm, type Measurement } from './bench/load.js';
-import { pgliteBreakdown } from './bench/pgliteBreakdown.js';
-import { renderReport, type Report } from './bench/report.js';
-import { median, rotate } from './bench/stats.js';
-import { startTarget, type Target } from './bench/targets.js';
-import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, redisAnswers } from './lib/probes.js';
-import { runScript } from './lib/processes.js';
-import { runCommand } from './lib/cleanup.js';
-import { parseCommandLine } from './lib/cli.js';
+import { createEmbeddedDatabase, createPostgresDatabase, seedOrders } from './data.js';
+import { decompose, profiledCosts } from './decomposition.js';
+import { compareSerializers } from './serializers.js';
+import { measure, rounds as runRounds, type Arm, type Measurement } from './load.js';
+import { pgliteBreakdown } from './pgliteBreakdown.js';
+import { renderReport, type Report } from './report.js';
+import { median, rotate } from './stats.js';
+import { startTarget, type Target } from './targets.js';
+import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, redisAnswers } from '../test/helpers/probes.js';
+import { runScript } from '../test/helpers/processes.js';
+import { runCommand } from '../test/helpers/cleanup.js';
+import { parseCommandLine } from '../scripts/lib/cli.js';
 
 const USAGE = `Usage: npm run bench [-- --quick]
 
@@ -103,14 +103,14 @@ async function main(): Promise<Report> {
   const serviceChecked = await start('service (Postgres, RESPONSE_VALIDATION)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, RESPONSE_VALIDATION: 'true' }, '/readyz');
   const serviceNoMetrics = await start('service (Postgres, METRICS=false)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, METRICS: 'false' }, '/readyz');
   // Traces on, sent to a sink standing for a collector (node:http answering 200 to everything, a process of its own).
-  const otlpSink = await start('OTLP sink (bare node:http)', 'scripts/bench/bareServer.ts', {}, '/');
+  const otlpSink = await start('OTLP sink (bare node:http)', 'bench/bareServer.ts', {}, '/');
   const serviceTraced = await start('service (Postgres, OTLP traces)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.baseUrl }, '/readyz');
   const serviceOnePool = await start('service (Postgres, DB_POOL_MAX=1)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, DB_POOL_MAX: '1' }, '/readyz');
   const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
-  const fastify = await start('bare Fastify + same SQL and pool', 'scripts/bench/baselineServer.ts', pgDb.env, '/pets/1');
-  const bare = await start('bare node:http, constant array', 'scripts/bench/bareServer.ts', {}, '/');
+  const fastify = await start('bare Fastify + same SQL and pool', 'bench/baselineServer.ts', pgDb.env, '/pets/1');
+  const bare = await start('bare node:http, constant array', 'bench/bareServer.ts', {}, '/');
   const serviceOrders = await start('service (Postgres, orders)', 'src/server.ts', { ...serviceEnv, ...ordersDb.env }, '/readyz');
-  const fastifyOrders = await start('bare Fastify + same SQL (orders)', 'scripts/bench/baselineServer.ts', { ...ordersDb.env, ORDER_OWNER: String(orderable.owner) }, '/pets/1');
+  const fastifyOrders = await start('bare Fastify + same SQL (orders)', 'bench/baselineServer.ts', { ...ordersDb.env, ORDER_OWNER: String(orderable.owner) }, '/pets/1');
   // As shipped, anonymous limits included: the flood of unknown keys meets them.
   const serviceDefaults = await start('service (default anonymous limits)', 'src/server.ts', { REDIS_PREFIX: serviceEnv.REDIS_PREFIX, ...pgDb.env }, '/readyz');
   const targets: Target[] = [service, serviceWarn, ...(serviceRedis ? [serviceRedis] : []), ...(serviceRedisEach ? [serviceRedisEach] : []), ...(serviceCluster ? [serviceCluster] : []), serviceChecked, serviceNoMetrics, serviceTraced, serviceOnePool, serviceEmbedded, fastify, bare, serviceDefaults, serviceOrders, fastifyOrders];
@@ -174,7 +174,7 @@ async function main(): Promise<Report> {
     profileOpts,
   );
   const profiledCeiling = await profiledCosts(
-    { name: 'ceiling (profiled)', entry: 'scripts/bench/baselineServer.ts', env: pgDb.env, readyPath: '/pets/1' },
+    { name: 'ceiling (profiled)', entry: 'bench/baselineServer.ts', env: pgDb.env, readyPath: '/pets/1' },
     (baseUrl) => ({ name: 'ceiling', url: `${baseUrl}/pets?limit=20` }),
     profileOpts,
   );
@@ -217,13 +217,13 @@ async function main(): Promise<Report> {
   const serializers = compareSerializers(quick ? 2 : 5, quick ? 50_000 : 200_000);
 
   log('Log writers: CPU per request line…');
-  const logWriters = await runNode(['--import', 'tsx', 'scripts/bench/logWriters.ts', '--lines', quick ? '20000' : '100000', '--rounds', quick ? '2' : '5']);
+  const logWriters = await runNode(['--import', 'tsx', 'bench/logWriters.ts', '--lines', quick ? '20000' : '100000', '--rounds', quick ? '2' : '5']);
 
   log('The create ceiling of the id-order lock, by number of instances…');
-  const createCeiling = await runNode(['--import', 'tsx', 'scripts/bench/createCeiling.ts', ...(quick ? ['--seconds', '1', '--rounds', '1'] : [])]);
+  const createCeiling = await runNode(['--import', 'tsx', 'bench/createCeiling.ts', ...(quick ? ['--seconds', '1', '--rounds', '1'] : [])]);
 
   log('The index of issued API keys: memory for a million keys…');
-  const keyIndex = JSON.parse(await runNode(['--expose-gc', '--import', 'tsx', 'scripts/bench/keyIndexMemory.ts', '1000000'])) as Report['keyIndex'];
+  const keyIndex = JSON.parse(await runNode(['--expose-gc', '--import', 'tsx', 'bench/keyIndexMemory.ts', '1000000'])) as Report['keyIndex'];
 
   log('PGlite, layer by layer…');
   const pglite = await pgliteBreakdown({ pets: SMALL_PETS, seconds: 1, rounds: quick ? 2 : 3, log, adminUrl });
@@ -307,7 +307,7 @@ async function unknownKeyBurst(service: Target, get: Arm, rate: number) {
 }
 
 async function runFlood(url: string, rate: number, seconds: number, mode: 'unknown' | 'none') {
-  const res = await runScript('scripts/bench/flood.ts', [url, String(rate), String(seconds), mode], {}, (seconds + 60) * 1000);
+  const res = await runScript('bench/flood.ts', [url, String(rate), String(seconds), mode], {}, (seconds + 60) * 1000);
   if (res.code !== 0) throw new Error(`flood exited with ${res.code}:\n${res.stderr}`);
   return JSON.parse(res.stdout) as { statusCodeStats: Record<string, { count: number }>; errors: number };
 }

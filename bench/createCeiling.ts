@@ -9,13 +9,13 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { runCommand } from '../lib/cleanup.js';
-import { parseCommandLine } from '../lib/cli.js';
-import { createDatabase, dropDatabase } from '../lib/databases.js';
-import { LOCAL_POSTGRES_URL } from '../lib/probes.js';
-import { projectRoot } from '../../src/paths.js';
-import { migrate } from '../../src/db/migrate.js';
-import { INSERT, INSERT_KEYED } from '../../src/pets/sql.js';
+import { runCommand } from '../test/helpers/cleanup.js';
+import { parseCommandLine } from '../scripts/lib/cli.js';
+import { createDatabase, dropDatabase } from '../test/helpers/databases.js';
+import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
+import { projectRoot } from '../src/paths.js';
+import { migrate } from '../src/db/migrate.js';
+import { INSERT, INSERT_KEYED } from '../src/pets/sql.js';
 import { median, rotate } from './stats.js';
 
 /** One way of creating a pet: what a create sends, on one connection. */
@@ -90,7 +90,7 @@ async function instance(url: string, variant: string, connections: number, secon
 /** Runs `instances` instance processes at once; creates per second, all together. */
 async function measure(url: string, variant: string, instances: number, connections: number, seconds: number, apiKeyId: number): Promise<number> {
   const children = Array.from({ length: instances }, () =>
-    spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/createCeiling.ts', '--instance', JSON.stringify([url, variant, connections, seconds, apiKeyId])], {
+    spawn(process.execPath, ['--import', 'tsx', 'bench/createCeiling.ts', '--instance', JSON.stringify([url, variant, connections, seconds, apiKeyId])], {
       cwd: projectRoot,
       stdio: ['pipe', 'pipe', 'inherit'],
     }),

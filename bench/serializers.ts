@@ -5,7 +5,7 @@
  */
 import v8 from 'node:v8';
 import build from 'fast-json-stringify';
-import { loadDocument } from '../../src/openapi/document.js';
+import { loadDocument } from '../src/openapi/document.js';
 import { median } from './stats.js';
 
 const doc = loadDocument();

@@ -1,15 +1,15 @@
 // npm run sdk:check: generates clients from openapi.yaml into a temporary folder, starts a fresh
-// server, and drives each client through the same scenario with the driver in scripts/sdk/<lang>/.
+// server, and drives each client through the same scenario with the driver in test/sdk/<lang>/.
 // Prints one table (✓/✗ per cell) and exits non-zero if any cell is ✗. See docs/SDKS.md.
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createKey } from '../lib/apiKeys.js';
-import { runCommand } from '../lib/cleanup.js';
-import { parseCommandLine } from '../lib/cli.js';
-import { createDatabase } from '../lib/databases.js';
-import { startServer } from '../lib/processes.js';
-import { scratchDir } from '../lib/scratchDir.js';
+import { createKey } from '../helpers/apiKeys.js';
+import { runCommand } from '../helpers/cleanup.js';
+import { parseCommandLine } from '../../scripts/lib/cli.js';
+import { createDatabase } from '../helpers/databases.js';
+import { startServer } from '../helpers/processes.js';
+import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
 
 const USAGE = `Usage: npm run sdk:check
@@ -17,7 +17,7 @@ const USAGE = `Usage: npm run sdk:check
 Generates clients from openapi.yaml (openapi-fetch for TypeScript; Redocly's generator for
 Python, Go, Java and PHP) into a temporary folder, starts a fresh server (a database of its own
 on DATABASE_URL's Postgres server, else an embedded store), drives each client through the same
-scenario and prints one table; exits 1 if any cell fails. Toolchains: sh scripts/sdk/install-toolchains.sh
+scenario and prints one table; exits 1 if any cell fails. Toolchains: sh test/sdk/install-toolchains.sh
 (as root). Its server, database and folder are removed at the end, on failure and on Ctrl-C.
 See docs/SDKS.md.`;
 parseCommandLine(USAGE);
@@ -33,7 +33,7 @@ const HEADINGS = [
   'orders (experimental)',
   'order errors',
 ];
-const sdkDir = path.join(projectRoot, 'scripts', 'sdk');
+const sdkDir = path.join(projectRoot, 'test', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');
 const openapiTypescript = path.join(projectRoot, 'node_modules', '.bin', 'openapi-typescript');
 
@@ -86,7 +86,7 @@ async function redoclyClient(dir: string, generator: string, extra: string[] = [
 /** Fails with a hint when a toolchain is missing. */
 async function need(command: string) {
   const res = await run('sh', ['-c', `command -v ${command}`]);
-  if (res.code !== 0) throw new Error(`${command} not installed: run scripts/sdk/install-toolchains.sh`);
+  if (res.code !== 0) throw new Error(`${command} not installed: run test/sdk/install-toolchains.sh`);
 }
 
 const languages: Language[] = [
@@ -114,7 +114,7 @@ const languages: Language[] = [
       // Debian's interpreter, which has python3-httpx (a pyenv or venv python3 on PATH may not).
       const python = '/usr/bin/python3';
       await mustRun(python, ['-c', 'import httpx']).catch(() => {
-        throw new Error('python3-httpx not installed: run scripts/sdk/install-toolchains.sh');
+        throw new Error('python3-httpx not installed: run test/sdk/install-toolchains.sh');
       });
       return { file: python, args: [path.join(sdkDir, 'python', 'driver.py')], env: { PYTHONPATH: dir, PYTHONDONTWRITEBYTECODE: '1' } };
     },
@@ -146,7 +146,7 @@ const languages: Language[] = [
     async build(dir) {
       await need('php');
       const res = await run('php', ['-r', 'exit(extension_loaded("curl") ? 0 : 1);']);
-      if (res.code !== 0) throw new Error('php-curl not installed: run scripts/sdk/install-toolchains.sh');
+      if (res.code !== 0) throw new Error('php-curl not installed: run test/sdk/install-toolchains.sh');
       return { file: 'php', args: [path.join(sdkDir, 'php', 'driver.php')], env: { SDK_CLIENT: path.join(dir, 'client.php') } };
     },
   },

@@ -4,10 +4,10 @@
  */
 import { cp, mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { projectRoot } from '../../src/paths.js';
-import { runCommand } from '../lib/cleanup.js';
-import { parseCommandLine } from '../lib/cli.js';
-import { LOCAL_POSTGRES_URL } from '../lib/probes.js';
+import { projectRoot } from '../src/paths.js';
+import { runCommand } from '../test/helpers/cleanup.js';
+import { parseCommandLine } from '../scripts/lib/cli.js';
+import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
 import { createPostgresDatabase } from './data.js';
 import { rounds, type Arm } from './load.js';
 import { median } from './stats.js';
@@ -55,7 +55,7 @@ await runCommand(async () => {
   const db = await createPostgresDatabase(process.env.BENCH_DATABASE_URL ?? LOCAL_POSTGRES_URL, `as_ab_${process.pid}`, 10_000);
   const targets: Target[] = [];
   const env = { ...db.env, RATE_LIMIT_ANONYMOUS: '100000000/1000000000' };
-  const ceiling = await startTarget('ceiling', 'scripts/bench/baselineServer.ts', db.env, '/pets/1');
+  const ceiling = await startTarget('ceiling', 'bench/baselineServer.ts', db.env, '/pets/1');
   targets.push(ceiling, await startTarget('service', 'src/server.ts', env, '/readyz'));
   if (values.snapshot) await snapshot(values.snapshot);
   for (const name of values.from!) {

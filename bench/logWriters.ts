@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino, { type DestinationStream } from 'pino';
-import { batchedLines } from '../../src/logging/batchedLines.js';
-import { remember, undoAllOnSignals } from '../lib/cleanup.js';
-import { parseCommandLine } from '../lib/cli.js';
+import { batchedLines } from '../src/logging/batchedLines.js';
+import { remember, undoAllOnSignals } from '../test/helpers/cleanup.js';
+import { parseCommandLine } from '../scripts/lib/cli.js';
 import { median } from './stats.js';
 
 const { values } = parseCommandLine(
