@@ -59,7 +59,7 @@ describe.each(pages)('%s', (page) => {
         continue;
       }
       // The script's own file (its usage text) names every flag it takes.
-      const file = /(?:scripts|src)\/\S+\.(?:ts|sh)/.exec(scripts[name]!)?.[0];
+      const file = /(?:scripts|src|bench|test)\/\S+\.(?:ts|sh)/.exec(scripts[name]!)?.[0];
       for (const flag of (args ?? '').match(/--[a-z][\w-]*/g) ?? []) {
         if (!file || !text(file).includes(flag)) wrong.push(`${whole}: ${name} takes no ${flag}`);
       }
