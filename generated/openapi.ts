@@ -111,6 +111,9 @@ export interface paths {
          *     concurrent orders for one animal, from any keys, exactly one succeeds
          *     and the others get `409 pet_not_available`.
          *
+         *     Try it with an animal you created (`createPet` answers with its `id`;
+         *     on a fresh store the first animal gets id 1).
+         *
          *     `404 pet_not_found` when no animal has this `petId`; `409
          *     pet_not_available` when the animal is `pending` or `sold`. Nothing
          *     changes when the request is rejected.
@@ -285,14 +288,14 @@ export interface components {
         /**
          * @description An adoption order to place. Unknown properties are rejected.
          * @example {
-         *       "petId": 42
+         *       "petId": 1
          *     }
          */
         NewOrder: {
             /**
              * Format: int64
              * @description The animal to adopt; it must be `available`.
-             * @example 42
+             * @example 1
              */
             petId: number;
         };
@@ -300,7 +303,7 @@ export interface components {
          * @description An adoption order, as stored. It belongs to the API key that placed it.
          * @example {
          *       "id": 17,
-         *       "petId": 42,
+         *       "petId": 1,
          *       "status": "placed",
          *       "createdAt": "2026-11-24T12:00:00.000Z",
          *       "updatedAt": "2026-11-24T12:00:00.000Z"
@@ -316,7 +319,7 @@ export interface components {
             /**
              * Format: int64
              * @description The animal ordered.
-             * @example 42
+             * @example 1
              */
             petId: number;
             status: components["schemas"]["OrderStatus"];
