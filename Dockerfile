@@ -33,5 +33,5 @@ EXPOSE 3000 9464
 # Docker and Compose only (Kubernetes uses its own probes). slim has no curl: Node's fetch.
 HEALTHCHECK --interval=5s --timeout=2s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# Exec form: node is PID 1 and gets SIGTERM itself, so the drain in src/process/serve.ts runs.
+# Exec form: node is PID 1 and gets SIGTERM itself, so the drain (src/process/shutdown.ts) runs.
 CMD ["node", "dist/src/server.js"]

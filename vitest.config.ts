@@ -16,7 +16,6 @@ const UNIT = [
   'test/http/connectionTable.test.ts',
   'test/logging/faultLog.test.ts',
   'test/pagination/cursor.test.ts',
-  'test/process/signals.test.ts',
   'test/process/startupErrors.test.ts',
   'test/properties/arbitraries.test.ts',
   'test/ratelimit/memoryStore.test.ts',
@@ -27,7 +26,6 @@ const UNIT = [
 /** The service and its commands, each in a process of its own: `npm run test:processes`. */
 const PROCESSES = [
   'test/cli/**/*.test.ts',
-  'test/cluster.test.ts',
   'test/process/*.process.test.ts',
   'test/server.test.ts',
   'test/tracing/tracing.test.ts',
@@ -38,7 +36,6 @@ const SCALE_OUT = [
   'test/ratelimit/redisCluster.test.ts',
   'test/faults/loadBalancer.test.ts',
   'test/faults/redisCluster.test.ts',
-  'test/scripts/clusterDemo.test.ts',
 ];
 /** Long runs: thousands of requests, a fresh clone's quick start, interrupted runs: `npm run test:long`. */
 const LONG = ['test/long/**/*.test.ts', 'test/properties/api.test.ts', 'test/ratelimit/shared.test.ts'];

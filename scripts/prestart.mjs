@@ -1,8 +1,10 @@
 // `npm start`'s first step; plain JavaScript so it runs without devDependencies.
 // A checkout with TypeScript installed (npm ci) compiles, as the README's quick start
-// promises. A production install (npm ci --omit=dev) cannot compile, so it starts the
-// prebuilt dist/ and only checks that it and the files the server reads at run time
-// (src/paths.ts) are there, failing with a message that says what is missing.
+// promises: only what changed (npm run build is tsc -b, its state in dist/.tsbuildinfo),
+// so a second start with nothing changed compiles nothing. A production install
+// (npm ci --omit=dev) cannot compile, so it starts the prebuilt dist/ and only checks that
+// it and the files the server reads at run time (src/paths.ts) are there, failing with a
+// message that says what is missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';

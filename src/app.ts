@@ -24,6 +24,7 @@ import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
 import { apiBasePath, loadDocument, operationsById, toRoutePath } from './openapi/document.js';
+import shutdownPlugin from './process/shutdown.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
 import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 import tracingPlugin from './tracing/plugin.js';
@@ -33,17 +34,6 @@ export interface AppOptions {
   clock?: Clock;
   /** Where log lines go (stdout by default); tests read them. */
   logStream?: NodeJS.WritableStream;
-}
-
-/**
- * server.close() only drops connections idle at that moment; a keep-alive connection
- * whose request finishes later would hold shutdown open until its idle timeout.
- */
-function closeKeepAliveConnectionsOnShutdown(app: FastifyInstance): void {
-  app.addHook('preClose', async () => {
-    const timer = setInterval(() => app.server.closeIdleConnections(), 50).unref();
-    app.server.once('close', () => clearInterval(timer));
-  });
 }
 
 /**
@@ -79,11 +69,11 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     // Opening the database is a plugin: a first start of the embedded store on a busy machine takes longer than the default 10 s.
     pluginTimeout: 120_000,
   });
-  closeKeepAliveConnectionsOnShutdown(app);
 
   await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin, { clock });
   await app.register(arrivalPlugin);
+  await app.register(shutdownPlugin);
   await app.register(protocolAnswersPlugin);
   await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });

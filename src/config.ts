@@ -27,8 +27,6 @@ export interface Config {
   databasePooling: 'none' | 'transaction';
   dataDir: string;
   dbPoolMax: number;
-  /** Server processes (node:cluster workers) sharing the port. */
-  workers: number;
   logLevel: string;
   /** json: one JSON object per line (production); pretty: pino-pretty, for a developer's terminal (`npm run dev`). */
   logFormat: 'json' | 'pretty';
@@ -110,8 +108,6 @@ const schema = {
     DATABASE_POOLING: { type: 'string', enum: ['none', 'transaction'], default: 'none' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
-    // Server processes sharing the port (node:cluster); more than 1 needs DATABASE_URL and REDIS_URL.
-    WORKERS: { type: 'integer', minimum: 1, maximum: 64, default: 1 },
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json' },
     METRICS: { type: 'boolean', default: true },
     // Long enough to be a secret; compared in constant time.
@@ -189,7 +185,6 @@ interface Env {
   DATABASE_POOLING: 'none' | 'transaction';
   DATA_DIR: string;
   DB_POOL_MAX: number;
-  WORKERS: number;
   LOG_LEVEL: string;
   LOG_FORMAT: 'json' | 'pretty';
   METRICS: boolean;
@@ -316,8 +311,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw invalidVariables(err as Error);
   }
-  if (e.WORKERS > 1 && !e.DATABASE_URL) {
-    throw new StartupError('WORKERS above 1 needs DATABASE_URL: the embedded database has a single owner process.');
+  // The embedded store is for development; the production image (NODE_ENV=production) needs a real database.
+  if (env.NODE_ENV === 'production' && !e.DATABASE_URL) {
+    throw new StartupError('NODE_ENV=production needs DATABASE_URL (a postgres:// URL): the embedded store is for development only.');
   }
   if (e.REDIS_URL) {
     try {
@@ -325,9 +321,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     } catch (err) {
       throw new StartupError((err as Error).message);
     }
-  }
-  if (e.WORKERS > 1 && !e.REDIS_URL) {
-    throw new StartupError('WORKERS above 1 needs REDIS_URL: otherwise each worker would count rate limits on its own.');
   }
   if (e.DB_LOCK_TIMEOUT_MS >= e.DB_STATEMENT_TIMEOUT_MS) {
     throw new StartupError('DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS.');
@@ -346,7 +339,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePooling: e.DATABASE_POOLING,
     dataDir: e.DATA_DIR,
     dbPoolMax: e.DB_POOL_MAX,
-    workers: e.WORKERS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     metrics: { enabled: e.METRICS, token: e.METRICS_TOKEN, host: e.METRICS_HOST, port: e.METRICS_PORT },

@@ -1,7 +1,6 @@
-import cluster from 'node:cluster';
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
-import { runPrimary } from './process/primary.js';
-import { serve } from './process/serve.js';
 import { checkListenable, failToStart } from './process/startup.js';
 
 const USAGE = `Usage: npm start   (or: node dist/src/server.js; from source with restarts: npm run dev)
@@ -20,18 +19,65 @@ if (args.length > 0) {
   process.exit(2);
 }
 
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/** npm forwards a process group's signal to the server, which then hears it twice: the same signal again this soon is that echo. */
+const ECHO_MS = 1000;
+
 let config: Config | undefined;
 try {
   config = loadConfig();
   // The ports before the database: a port in use is told at once, not after a first start's migrations.
-  if (cluster.isPrimary) {
-    await checkListenable({ host: config.host, port: config.port });
-    const { enabled, host, port } = config.metrics;
-    if (enabled) await checkListenable({ host, port, variables: { host: 'METRICS_HOST', port: 'METRICS_PORT' } });
+  await checkListenable({ host: config.host, port: config.port });
+  const { enabled, host, port } = config.metrics;
+  if (enabled) await checkListenable({ host, port, variables: { host: 'METRICS_HOST', port: 'METRICS_PORT' } });
+  const app = await buildApp(config);
+
+  // Stops on a signal, an uncaught error or an empty event loop: the drain, then close (process/shutdown.ts); exit 0, or 1 past the grace.
+  const { drainSeconds, graceSeconds } = config.shutdown;
+  let stop: { signal: string; at: number } | undefined;
+  const { close } = closeWithGrace(
+    {
+      delay: (drainSeconds + graceSeconds) * 1000,
+      // close-with-grace exits 1 on any second signal, and npm's echo is one: SIGTERM and SIGINT are handled below.
+      skip: [...STOP_SIGNALS],
+      logger: app.log,
+      onTimeout: () => app.log.error({ graceSeconds }, 'requests in flight did not finish in time; exiting'),
+    },
+    async ({ signal, err }) => {
+      if (err) app.log.error({ err }, 'uncaught error: shutting down');
+      app.log.info({ signal: signal ?? stop?.signal, drainSeconds }, 'draining before shutdown');
+      await app.shutdown(drainSeconds * 1000);
+    },
+  );
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, () => {
+      const at = performance.now();
+      if (!stop) {
+        stop = { signal, at };
+        close();
+      } else if (signal === stop.signal && at - stop.at < ECHO_MS) {
+        app.log.info(`${signal} again within ${ECHO_MS} ms: the same request (a process group's signal, forwarded by npm), not a second one`);
+      } else {
+        app.log.warn(`${signal}: a second signal, exiting without finishing the drain`);
+        process.exit(1);
+      }
+    });
   }
-  // One process, or with WORKERS > 1 a primary that only supervises and workers that serve.
-  if (config.workers > 1 && cluster.isPrimary) await runPrimary(config);
-  else await serve(config);
+
+  await app.listen({ port: config.port, host: config.host });
+
+  if (app.database.kind === 'embedded' && (await app.apiKeys.count()) === 0) {
+    // A fresh embedded store: a key for the developer, shown on a terminal only, never in a log (a container's stdout is its log).
+    if (!process.stdout.isTTY) process.stdout.write('No API key yet. Create one with: npm run --silent apikey -- create --plan free\n');
+    else {
+      const { key } = await app.apiKeys.create({ plan: 'free', name: 'development key' });
+      process.stdout.write(
+        `\nCreated a development API key (free plan). It is shown only this once:\n\n  ${key}\n\n` +
+          `Try it:  curl -H "Authorization: Bearer ${key}" ${config.publicBaseUrl}/v1/pets\n` +
+          `Docs:    ${config.publicBaseUrl}/docs\n\n`,
+      );
+    }
+  }
 } catch (err) {
   // The raw variable: when the configuration itself is invalid, there is no config.logLevel.
   failToStart(err, { logLevel: config?.logLevel ?? process.env.LOG_LEVEL, address: config && { host: config.host, port: config.port } });

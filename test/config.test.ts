@@ -20,7 +20,6 @@ describe('configuration', () => {
     });
     expect(c.rateLimits.ban).toEqual({ after: 10, seconds: 900, graceMs: 2000 });
     expect(c.rateLimits.redisBatch).toBe(100);
-    expect(c.workers).toBe(1);
     expect(c.shutdown).toEqual({ drainSeconds: 5, graceSeconds: 10 });
     expect(c.http).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000, maxConnectionsPerAddress: 256 });
     expect(c.db).toEqual({ statementTimeoutMs: 5000, lockTimeoutMs: 3000 });
@@ -49,6 +48,10 @@ describe('configuration', () => {
     expect(c.tracing).toEqual({ endpoint: 'https://b/traces', serviceName: 'pets-eu' });
   });
 
+  it('with NODE_ENV=production, starts only on DATABASE_URL (the embedded store is for development)', () => {
+    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).databaseUrl).toBe('postgres://db/x');
+  });
+
   it.each([
     [{ PORT: 'eighty' }, /PORT/],
     [{ PORT: '70000' }, /PORT/],
@@ -57,8 +60,7 @@ describe('configuration', () => {
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL/],
     [{ RATE_LIMIT_FREE: '60' }, /RATE_LIMIT_FREE/],
     [{ RATE_LIMIT_REDIS_BATCH: '0' }, /RATE_LIMIT_REDIS_BATCH/],
-    [{ WORKERS: '2', REDIS_URL: 'redis://r' }, /WORKERS above 1 needs DATABASE_URL/],
-    [{ WORKERS: '2', DATABASE_URL: 'postgres://db/x' }, /WORKERS above 1 needs REDIS_URL/],
+    [{ NODE_ENV: 'production' }, /^NODE_ENV=production needs DATABASE_URL \(a postgres:\/\/ URL\): the embedded store is for development only\.$/],
     [{ DB_LOCK_TIMEOUT_MS: '5000' }, /DB_LOCK_TIMEOUT_MS must be below DB_STATEMENT_TIMEOUT_MS/],
     [{ HEADERS_TIMEOUT_SECONDS: '20' }, /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/],
     [{ SHUTDOWN_DRAIN_SECONDS: '-1' }, /SHUTDOWN_DRAIN_SECONDS/],

@@ -1,10 +1,14 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey } from './helpers/apiKeys.js';
 import { runScript, startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
+import { freePort } from './helpers/ports.js';
 import { scratchDir } from './helpers/scratchDir.js';
+import { CONFIG_VARIABLES } from '../src/config.js';
+import { projectRoot } from '../src/paths.js';
 
 describe('server.ts on the embedded database', () => {
   let dir: string;
@@ -14,20 +18,20 @@ describe('server.ts on the embedded database', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts on a fresh DATA_DIR, prints a development key once, and stops cleanly on SIGTERM', async () => {
+  it('starts on a fresh DATA_DIR, says how to create a key (stdout is no terminal: no key in a log), and stops cleanly on SIGTERM', async () => {
     dir = await scratchDir('as-server-');
     const env = { DATA_DIR: dir, LOG_LEVEL: 'warn' };
     const server = await startServer('src/server.ts', env);
     servers.push(server);
-    const out = await waitForOutput(server.child, /Docs: +\S+\/docs/);
-    const key = /^ {2}(as_[A-Za-z0-9_-]{43})$/m.exec(out)![1]!;
-    expect(out).toContain(`${server.baseUrl}/docs`);
+    const out = await waitForOutput(server.child, /No API key yet/);
+    expect(out).toContain('No API key yet. Create one with: npm run --silent apikey -- create --plan free\n');
+    expect(out).not.toMatch(/as_[A-Za-z0-9_-]{43}/);
+    const key = await createKey(env, { plan: 'free' });
 
     const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
 
-    // The CLI reaches the store through the running server; a second server is refused.
-    await createKey(env, { plan: 'pro' });
+    // A second server is refused.
     const second = await runScript('src/server.ts', [], { ...env, PORT: '0', METRICS_PORT: '0' });
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain('is in use by another process');
@@ -35,15 +39,37 @@ describe('server.ts on the embedded database', () => {
     expect(await server.stop()).toBe(0);
     expect(existsSync(path.join(dir, '.s.PGSQL.5432'))).toBe(false);
 
-    // A restart keeps the data and does not print another key.
+    // A restart keeps the data (and its keys: no hint this time).
     const again = await startServer('src/server.ts', env);
     servers.push(again);
     let out2 = '';
     again.child.stdout!.on('data', (chunk) => (out2 += chunk)); // all of it: it waited in the pipe
     const res2 = await fetch(`${again.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect(res2.status).toBe(200);
-    expect(out2).not.toMatch(/development API key/);
+    expect(out2).not.toMatch(/API key/);
     expect(await stop(again.child, { signal: 'SIGINT' })).toBe(0);
   }, 120_000);
 
+  it('at a terminal, prints a development key once on a fresh DATA_DIR', async () => {
+    const dataDir = await scratchDir('as-server-tty-');
+    const port = await freePort();
+    // script(1) gives the server a pseudo-terminal as stdout, as a developer's shell does.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name)));
+    const env = { ...inherited, DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: '0', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_SECONDS: '0' };
+    const tty = spawn('script', ['-qefc', `exec ${process.execPath} --import tsx src/server.ts`, '/dev/null'], { cwd: projectRoot, env });
+    try {
+      const out = (await waitForOutput(tty, /Docs: +\S+\/docs/, 90_000)).replaceAll('\r', '');
+      const key = /^ {2}(as_[A-Za-z0-9_-]{43})$/m.exec(out)?.[1];
+      expect(out).toMatch(/Created a development API key \(free plan\)\. It is shown only this once:/);
+      const res = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      // The server is script's child (exec): SIGTERM to it, and script exits with its code.
+      const exited = new Promise((resolve) => tty.once('exit', resolve));
+      process.kill(Number(execFileSync('pgrep', ['-P', String(tty.pid)], { encoding: 'utf8' }).trim()), 'SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      tty.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

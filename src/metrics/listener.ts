@@ -10,7 +10,7 @@ export interface MetricsListenerOptions {
   port: number;
   /** When set, a scrape must send `Authorization: Bearer <token>`. */
   token: string | undefined;
-  /** The Prometheus text of this process (or, in a cluster's primary, of every worker). */
+  /** The Prometheus text of this process. */
   scrape(): Promise<string>;
   contentType: string;
 }

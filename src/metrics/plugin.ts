@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Registry } from 'prom-client';
-import { isWorker, shareWithPrimary } from './cluster.js';
 import { startMetricsListener, type MetricsListener } from './listener.js';
 import { createMetrics, type Metrics } from './metrics.js';
 
@@ -10,7 +9,7 @@ declare module 'fastify' {
     /** Prometheus metrics of this process (see metrics/metrics.ts), read at /metrics; undefined when METRICS=false. */
     metrics: Metrics | undefined;
     metricsRegistry: Registry;
-    /** Where this process's metrics listener answers; undefined when METRICS=false or in a cluster's worker (the primary serves them). */
+    /** Where this process's metrics listener answers; undefined when METRICS=false. */
     readonly metricsUrl: string | undefined;
   }
 }
@@ -48,15 +47,12 @@ export default fp(
       opts.operations,
     );
     app.decorate('metrics', metrics);
-    if (isWorker()) shareWithPrimary(registry);
-    else {
-      let listener: MetricsListener | undefined;
-      app.addHook('onReady', async () => {
-        listener = await startMetricsListener({ ...opts.listener, scrape: () => registry.metrics(), contentType: registry.contentType });
-        metricsUrl = listener.url;
-      });
-      app.addHook('onClose', async () => listener?.close());
-    }
+    let listener: MetricsListener | undefined;
+    app.addHook('onReady', async () => {
+      listener = await startMetricsListener({ ...opts.listener, scrape: () => registry.metrics(), contentType: registry.contentType });
+      metricsUrl = listener.url;
+    });
+    app.addHook('onClose', async () => listener?.close());
 
     app.observeResponses((request, reply, config) => {
       metrics.request(config.operationId, reply.statusCode, reply.elapsedTime / 1000);

@@ -39,7 +39,7 @@ abstract class PreparedMetric {
 
   protected abstract values(): MetricValue[];
 
-  /** What prom-client's registry (and AggregatorRegistry, for WORKERS > 1) reads when scraped. */
+  /** What prom-client's registry reads when scraped. */
   get() {
     return { name: this.name, help: this.help, type: this.type, values: this.values(), aggregator: this.aggregator };
   }

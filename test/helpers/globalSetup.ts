@@ -63,14 +63,14 @@ function missing(services: Services): string[] {
   const lines: string[] = [];
   if (!services.postgres.up) {
     lines.push(
-      `no Postgres server answers at ${services.postgres.url}, so the tests that need one cannot run (test/cluster, ` +
+      `no Postgres server answers at ${services.postgres.url}, so the tests that need one cannot run (` +
         `test/errors/logging, concurrent migrations in test/db/migrate, and most of npm run test:faults): set TEST_POSTGRES_URL (or DATABASE_URL) to a Postgres admin URL`,
     );
   }
   if (!services.redis.up) {
     lines.push(
       `no Redis answers at ${services.redis.url}, so the Redis store tests cannot run (test/ratelimit/{quotas,ban,anonymous,burst}, ` +
-        `test/ratelimit/shared, test/cluster, and the drain and supervision runs of npm run test:faults): set TEST_REDIS_URL to a Redis URL`,
+        `and test/ratelimit/shared): set TEST_REDIS_URL to a Redis URL`,
     );
   }
   if (!services.redisServerBinary) {

@@ -38,7 +38,7 @@ export function runScript(script: string, args: string[], env: Record<string, st
 /**
  * Starts an entry point of this repo without waiting for anything: a TypeScript file through
  * tsx, or a compiled `.js` file (dist/…, as `npm start` runs it) with plain node.
- * `detached`: the child leads a process group of its own, so a test can signal it with its workers (`-pid`).
+ * `detached`: the child leads a process group of its own, so a test can signal the whole group (`-pid`).
  */
 function spawnScript(script: string, env: Record<string, string>, stdio: StdioOptions = 'pipe', detached = false, nodeArgs: string[] = []): ChildProcess {
   const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
