@@ -16,7 +16,7 @@ const HTTP_URL = { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', desc
 export interface Config {
   port: number;
   host: string;
-  /** Postgres connection string; unset means the embedded PGlite store under dataDir. */
+  /** Postgres connection string; unset means the embedded PostgreSQL with its data in dataDir. */
   databaseUrl: string | undefined;
   /**
    * 'transaction': a pooler such as PgBouncer in transaction mode sits in front of Postgres, so the
@@ -27,6 +27,8 @@ export interface Config {
   databasePooling: 'none' | 'transaction';
   dataDir: string;
   dbPoolMax: number;
+  /** How long a statement may wait for a pooled connection before the request is answered 503 overloaded. */
+  dbPoolWaitMs: number;
   /** Server processes (node:cluster workers) sharing the port. */
   workers: number;
   logLevel: string;
@@ -110,6 +112,7 @@ const schema = {
     DATABASE_POOLING: { type: 'string', enum: ['none', 'transaction'], default: 'none' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
+    DB_POOL_WAIT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 3000 },
     // Server processes sharing the port (node:cluster); more than 1 needs DATABASE_URL and REDIS_URL.
     WORKERS: { type: 'integer', minimum: 1, maximum: 64, default: 1 },
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json' },
@@ -189,6 +192,7 @@ interface Env {
   DATABASE_POOLING: 'none' | 'transaction';
   DATA_DIR: string;
   DB_POOL_MAX: number;
+  DB_POOL_WAIT_MS: number;
   WORKERS: number;
   LOG_LEVEL: string;
   LOG_FORMAT: 'json' | 'pretty';
@@ -346,6 +350,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePooling: e.DATABASE_POOLING,
     dataDir: e.DATA_DIR,
     dbPoolMax: e.DB_POOL_MAX,
+    dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     workers: e.WORKERS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -5,7 +5,7 @@ import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import { hashApiKey } from '../../src/auth/apiKey.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pgPool.js';
+import { createPool } from '../../src/db/database.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { migrationsDir } from '../../src/paths.js';
 import type { ApiResponse } from '../helpers/http.js';
@@ -78,7 +78,7 @@ describe.skipIf(skip)('through PgBouncer in transaction pooling mode', () => {
   });
 
   it('applies each migration exactly once when 8 pools migrate the fresh database at the same time', async () => {
-    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: bouncer.url }, onIdleError: noop }).pool);
+    const pools = Array.from({ length: 8 }, () => createPool({ poolMax: 1, databaseUrl: bouncer.url, connection: { connectionString: bouncer.url } }).on('error', noop));
     try {
       await Promise.all(pools.map(async (pool) => (await pool.connect()).release()));
       const { result: applied, maxSessions } = await sampled(() => Promise.all(pools.map((pool) => migrate(pool))));
