@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey } from './helpers/apiKeys.js';
@@ -16,7 +16,6 @@ describe('server.ts on the embedded database', () => {
 
   it('starts PostgreSQL on a fresh DATA_DIR, prints a development key once, serves a key the CLI makes, and stops it all on SIGTERM', async () => {
     const parent = await scratchDir('as-server-');
-    await chmod(parent, 0o755); // run as root, Postgres runs as the postgres user, who must reach DATA_DIR
     dir = path.join(parent, 'data');
     const env = { DATA_DIR: dir, LOG_LEVEL: 'warn' };
     const server = await startServer('src/server.ts', env);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { startEmbedded, embeddedConnection } from './embeddedPostgres.js';
+import { embeddedConnection, startEmbedded } from './embeddedPostgres.js';
 import { migrate } from './migrate.js';
 import { explainPostgresFailure } from './openErrors.js';
 import { checkServerTimeouts, timeoutSettings, type ServerTimeouts } from './serverTimeouts.js';
@@ -18,14 +18,11 @@ export interface DatabaseOptions {
   dataDir: string;
   poolMax: number;
   onIdleError: (err: Error) => void;
-  /** Server-side limits, and the client's own bound a little later (query_timeout). */
+  /** Server-side limits; the client gives up CLIENT_MARGIN_MS later (query_timeout). */
   serverTimeouts?: ServerTimeouts;
-  /**
-   * 'transaction' behind a transaction-pooling PgBouncer: no session settings are sent (it refuses
-   * them, and hands each server session to many clients); the role carries the timeouts.
-   */
+  /** 'transaction' behind a transaction-pooling PgBouncer: nothing session-level is sent; the role carries the timeouts. */
   pooling?: 'none' | 'transaction';
-  /** How long a statement waits for a pooled connection before failing (503 overloaded). */
+  /** How long a statement waits for a pooled connection (then 503 overloaded). */
   poolWaitMs?: number;
 }
 
@@ -40,13 +37,13 @@ const types = {
     oid === pg.types.builtins.INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-/** How much later than the server's statement timeout the client gives up on a statement (a database that hangs, a network that drops packets). */
+/** Past the server's statement timeout, how long the client waits for an answer (a hung server, a black-holed network). */
 const CLIENT_MARGIN_MS = 5000;
 
 /** A pool that fails fast: bounded waits for a connection and for each statement. Callers listen for 'error' (a killed idle connection). */
 export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'> & { connection: pg.PoolConfig }): pg.Pool {
   const { serverTimeouts, pooling = 'none' } = opts;
-  const pool = new pg.Pool({
+  return new pg.Pool({
     ...opts.connection,
     max: opts.poolMax,
     types,
@@ -57,7 +54,6 @@ export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'
     keepAlive: true,
     application_name: 'animal-store',
   });
-  return pool;
 }
 
 /** Postgres from DATABASE_URL, or the embedded PostgreSQL in DATA_DIR: either way a migrated pg.Pool. */
@@ -65,7 +61,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const stopEmbedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir);
   const pool = createPool({ ...opts, connection: opts.databaseUrl ? { connectionString: opts.databaseUrl } : embeddedConnection(opts.dataDir) });
   let closed = false;
-  // pool.end() resolves before its connections have closed: the embedded server's stop then ends them, which is no fault.
+  // pool.end() resolves before its connections have closed: stopping the embedded server then ends them, which is no fault.
   pool.on('error', (err) => closed || opts.onIdleError(err));
   const close = async () => {
     closed = true;
@@ -74,8 +70,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   };
   try {
     if (opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
-    const migrated = await migrate(pool);
-    return { pool, kind: opts.databaseUrl ? 'postgres' : 'embedded', migrated, close };
+    return { pool, kind: opts.databaseUrl ? 'postgres' : 'embedded', migrated: await migrate(pool), close };
   } catch (err) {
     await close().catch(() => {});
     // The first connection is made here: a failure to reach Postgres is told in words.

@@ -1,4 +1,4 @@
-import { chmod, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runScript } from '../helpers/processes.js';
@@ -19,7 +19,6 @@ describe('npm run migrate', () => {
 
   it('on a new embedded store: lists every migration it applied; run again: up to date, nothing applied', async () => {
     const dir = await scratchDir('as-migrate-cli-');
-    await chmod(dir, 0o755); // run as root, Postgres runs as the postgres user, who must reach DATA_DIR
     const env = { DATA_DIR: path.join(dir, 'data') };
     const first = await migrate(env);
     expect(first.code, first.stderr).toBe(0);
