@@ -56,7 +56,7 @@ export async function startEmbedded(dataDir: string): Promise<() => Promise<void
     void exited.then(() => resolve(stderr.trim() || 'it exited'));
   });
   if (failure !== undefined) {
-    throw new StartupError(`The embedded PostgreSQL in DATA_DIR (${dataDir}) did not start: ${failure}\nMove that folder away to start with an empty store, or set DATABASE_URL.`);
+    throw new StartupError(`The embedded PostgreSQL in DATA_DIR (${dataDir}) did not start (or set DATABASE_URL to use another Postgres): ${failure}`);
   }
   // Nothing here keeps this process alive; its end closes the pipe, which stops Postgres.
   child.unref();
