@@ -4,7 +4,7 @@ import { createKey } from './helpers/apiKeys.js';
 import { waitFor } from './helpers/poll.js';
 import { startServer, type Server } from './helpers/processes.js';
 import { parsePrometheus, sampleValue, type Sample } from './helpers/prometheus.js';
-import { withoutPostgresServer, withoutRedis } from './helpers/services.js';
+import { withoutRedis } from './helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from './helpers/testDatabase.js';
 import { cleanupSharedRedis, expectSharedLimits, REDIS_URL, uniquePrefix } from './ratelimit/helpers.js';
 
@@ -19,7 +19,7 @@ const childPids = (pid: number) =>
  * WORKERS=2: node:cluster workers on one port. Needs Postgres (the embedded store has one
  * owner) and Redis, whichever backend the rest of the suite uses.
  */
-describe.skipIf(withoutPostgresServer() || withoutRedis())('several workers (WORKERS=2)', () => {
+describe.skipIf(withoutRedis())('several workers (WORKERS=2)', () => {
   let base: string;
   let primary: Server;
   let db: ServerDatabase;

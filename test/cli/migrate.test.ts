@@ -4,7 +4,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runScript } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { migrationsDir } from '../../src/paths.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 /** npm run migrate, as its own process, on the database of `env`. */
@@ -29,7 +28,7 @@ describe('npm run migrate', () => {
     expect(again.stdout).toBe('Database is up to date (the embedded store): no migration was pending.\n');
   });
 
-  it.skipIf(withoutPostgresServer())('on a new Postgres database: the same, naming DATABASE_URL', async () => {
+  it('on a new Postgres database: the same, naming DATABASE_URL', async () => {
     const db = await createServerDatabase('migratecli');
     databases.push(db);
     const first = await migrate(db.env);

@@ -9,7 +9,7 @@ import { createPool } from '../../src/db/database.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { migrationsDir } from '../../src/paths.js';
 import type { ApiResponse } from '../helpers/http.js';
-import { withoutPgBouncer, withoutPostgresServer } from '../helpers/services.js';
+import { withoutPgBouncer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { answered } from '../helpers/typedClient.js';
@@ -44,7 +44,7 @@ async function sampled<T>(work: () => Promise<T>): Promise<{ result: T; maxSessi
   }
 }
 
-const skip = withoutPostgresServer() || withoutPgBouncer();
+const skip = withoutPgBouncer();
 
 beforeAll(async () => {
   if (skip) return;

@@ -3,13 +3,13 @@ import { createKey } from '../helpers/apiKeys.js';
 import { startServer } from '../helpers/processes.js';
 import { cleanupSharedRedis, REDIS_URL, uniquePrefix } from '../ratelimit/helpers.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
-import { withoutPostgresServer, withoutRedis } from '../helpers/services.js';
+import { withoutRedis } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 let db: ServerDatabase;
 let key: string;
 beforeAll(async () => {
-  if (withoutPostgresServer() || withoutRedis()) return;
+  if (withoutRedis()) return;
   db = await createServerDatabase('drain');
   key = await createKey(db.env, { plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 });
 });
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 // SIGTERM to the server (the primary, with WORKERS=2), or to its whole process group: then
 // each worker has it from the kernel and again from the primary, which must count once.
-describe.skipIf(withoutPostgresServer() || withoutRedis()).each([
+describe.skipIf(withoutRedis()).each([
   ['one process', {}, 'process'],
   ['WORKERS=2', { WORKERS: '2' }, 'process'],
   ['WORKERS=2, the whole process group', { WORKERS: '2' }, 'group'],

@@ -5,7 +5,7 @@ import { waitFor } from '../helpers/poll.js';
 import { startServer } from '../helpers/processes.js';
 import { projectRoot } from '../../src/paths.js';
 import { countOutcomes, getOnce, outcomeOf, type OneShot } from '../helpers/oneShot.js';
-import { withoutPostgresServer, withoutRedis } from '../helpers/services.js';
+import { withoutRedis } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { cleanupSharedRedis, REDIS_URL, uniquePrefix } from '../ratelimit/helpers.js';
 
@@ -23,14 +23,14 @@ function workersOf(primaryPid: number): number[] {
 
 let db: ServerDatabase;
 beforeAll(async () => {
-  if (!withoutPostgresServer()) db = await createServerDatabase('supervise');
+  db = await createServerDatabase('supervise');
 });
 afterAll(async () => {
   await cleanupSharedRedis();
   await db?.drop();
 });
 
-describe.skipIf(withoutPostgresServer() || withoutRedis())('WORKERS=2 when a worker dies during a database outage', () => {
+describe.skipIf(withoutRedis())('WORKERS=2 when a worker dies during a database outage', () => {
   it('keeps the other worker serving, retries the replacement with backoff, and recovers with the database', async () => {
     const { child: primary, baseUrl: base } = await startServer(
       'src/server.ts',
@@ -89,7 +89,7 @@ function longestRefusal(probes: Array<{ at: number; outcome: string }>): number 
   return runStart === undefined ? longest : Math.max(longest, probes.at(-1)!.at - runStart);
 }
 
-describe.skipIf(withoutPostgresServer() || withoutRedis())('WORKERS=2 when workers keep being killed', () => {
+describe.skipIf(withoutRedis())('WORKERS=2 when workers keep being killed', () => {
   /** The compiled service with two workers, killed at the end of the test; `stderr()` is what the primary has said so far. */
   async function twoWorkers() {
     const { child: primary, baseUrl } = await startServer(

@@ -9,7 +9,7 @@ import { runScript, type RunResult } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
-import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
+import { postgresServerUrl } from '../helpers/services.js';
 import { databaseName } from '../helpers/testDatabase.js';
 
 /*
@@ -55,7 +55,7 @@ describe.concurrent('src/server.ts, failing to start', () => {
     );
   });
 
-  it.skipIf(withoutPostgresServer())('DATABASE_URL to a missing database: names the database and how to create it', async () => {
+  it('DATABASE_URL to a missing database: names the database and how to create it', async () => {
     const url = new URL(postgresServerUrl());
     url.pathname = `/${databaseName('missing')}`;
     expectSentence(

@@ -8,7 +8,7 @@ import { stop } from '../helpers/processes.js';
 import { scratchDir, SCRATCH_ROOT_VARIABLE } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
-import { postgresServerUrl, withoutHAProxy, withoutPgBouncer, withoutPostgresServer, withoutRedisCluster } from '../helpers/services.js';
+import { postgresServerUrl, withoutHAProxy, withoutPgBouncer, withoutRedisCluster } from '../helpers/services.js';
 import { markedProcesses, RUN_VARIABLE } from '../helpers/testRun.js';
 
 async function databaseExists(name: string): Promise<boolean> {
@@ -53,7 +53,7 @@ async function interrupt(ready: RegExp) {
   }
 }
 
-describe.skipIf(withoutPostgresServer() || withoutPgBouncer() || withoutHAProxy() || withoutRedisCluster())('npm run cluster:demo, interrupted with Ctrl-C', () => {
+describe.skipIf(withoutPgBouncer() || withoutHAProxy() || withoutRedisCluster())('npm run cluster:demo, interrupted with Ctrl-C', () => {
   it('once running: stops HAProxy, the instances, PgBouncer and the Redis Cluster, and drops its database', async () => {
     const run = await interrupt(/Ctrl-C stops everything\./);
     expect(run.output).toMatch(/API key \(free plan/);
