@@ -13,7 +13,8 @@ COPY scripts ./scripts
 RUN npm run build
 
 FROM node:24-bookworm-slim
-# HOST: reachable from outside the container. DATA_DIR: the embedded store (no DATABASE_URL).
+# HOST: reachable from outside the container. DATABASE_URL is required: the embedded PostgreSQL
+# (embedded-postgres) is a devDependency, for development.
 # METRICS_HOST: the metrics listener (METRICS_PORT 9464) reachable by a scraper on the container's
 # network; publish only the API's port.
 ENV HOST=0.0.0.0 PORT=3000 METRICS_HOST=0.0.0.0 NODE_ENV=production DATA_DIR=/app/data
@@ -26,7 +27,7 @@ COPY src/db/migrations ./src/db/migrations
 COPY src/ratelimit/*.lua ./src/ratelimit/
 COPY scripts/prestart.mjs ./scripts/
 COPY --from=build /app/dist ./dist
-# The embedded store writes here; everything else stays root-owned and read-only to the app.
+# DATA_DIR: the only folder the app may write; everything else stays root-owned and read-only to the app.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000 9464

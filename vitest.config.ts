@@ -21,7 +21,6 @@ const UNIT = [
   'test/ratelimit/memoryStore.test.ts',
   'test/scripts/cleanup.test.ts',
   'test/docs/links.test.ts',
-  'test/tracing/querySpans.test.ts',
 ];
 /** The service and its commands, each in a process of its own: `npm run test:processes`. */
 const PROCESSES = [

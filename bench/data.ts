@@ -43,7 +43,7 @@ export async function createPostgresDatabase(adminUrl: string, name: string, pet
   return { env, key: await benchKey(env), db, drop };
 }
 
-/** A new embedded (PGlite) store, seeded, then closed so that a server can open it. */
+/** A new embedded PostgreSQL, seeded, then closed so that a server can open it. */
 export async function createEmbeddedDatabase(pets: number): Promise<Omit<BenchDatabase, 'db'>> {
   const dir = await scratchDir('as-bench-');
   const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });

@@ -13,7 +13,6 @@ import { createEmbeddedDatabase, createPostgresDatabase, seedOrders } from './da
 import { decompose, profiledCosts } from './decomposition.js';
 import { compareSerializers } from './serializers.js';
 import { measure, rounds as runRounds, type Arm, type Measurement } from './load.js';
-import { pgliteBreakdown } from './pgliteBreakdown.js';
 import { renderReport, type Report } from './report.js';
 import { median, rotate } from './stats.js';
 import { startTarget, type Target } from './targets.js';
@@ -106,7 +105,7 @@ async function main(): Promise<Report> {
   const otlpSink = await start('OTLP sink (bare node:http)', 'bench/bareServer.ts', {}, '/');
   const serviceTraced = await start('service (Postgres, OTLP traces)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.baseUrl }, '/readyz');
   const serviceOnePool = await start('service (Postgres, DB_POOL_MAX=1)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, DB_POOL_MAX: '1' }, '/readyz');
-  const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
+  const serviceEmbedded = await start('service (embedded PostgreSQL)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
   const fastify = await start('bare Fastify + same SQL and pool', 'bench/baselineServer.ts', pgDb.env, '/pets/1');
   const bare = await start('bare node:http, constant array', 'bench/bareServer.ts', {}, '/');
   const serviceOrders = await start('service (Postgres, orders)', 'src/server.ts', { ...serviceEnv, ...ordersDb.env }, '/readyz');
@@ -131,7 +130,7 @@ async function main(): Promise<Report> {
   const redis = serviceRedis ? serviceArms(serviceRedis, pgDb.key, 'service+Redis') : undefined;
   const clustered = serviceCluster ? serviceArms(serviceCluster, pgDb.key, 'service 2 workers') : undefined;
   const redisEach = serviceRedisEach ? serviceArms(serviceRedisEach, pgDb.key, 'service+Redis batch 1') : undefined;
-  const lite = serviceArms(serviceEmbedded, embedded.key, 'service on PGlite');
+  const lite = serviceArms(serviceEmbedded, embedded.key, 'service on embedded PostgreSQL');
   const checked = serviceArms(serviceChecked, pgDb.key, 'service+response validation');
   const noMetrics = serviceArms(serviceNoMetrics, pgDb.key, 'service without metrics');
   const traced = serviceArms(serviceTraced, pgDb.key, 'service with traces');
@@ -225,9 +224,6 @@ async function main(): Promise<Report> {
   log('The index of issued API keys: memory for a million keys…');
   const keyIndex = JSON.parse(await runNode(['--expose-gc', '--import', 'tsx', 'bench/keyIndexMemory.ts', '1000000'])) as Report['keyIndex'];
 
-  log('PGlite, layer by layer…');
-  const pglite = await pgliteBreakdown({ pets: SMALL_PETS, seconds: 1, rounds: quick ? 2 : 3, log, adminUrl });
-
   const peakRss = Object.fromEntries(targets.map((t) => [t.name, t.peakRssMiB()]));
   return {
     quick,
@@ -242,7 +238,6 @@ async function main(): Promise<Report> {
     roundTrips,
     burst,
     scale,
-    pglite,
     logWriters: logWriters.trim(),
     createCeiling: createCeiling.trim(),
     serializers,
@@ -354,11 +349,7 @@ async function versions() {
   await client.connect();
   const postgres = (await client.query('SHOW server_version')).rows[0].server_version as string;
   await client.end();
-  const { PGlite } = await import('@electric-sql/pglite');
-  const lite = await PGlite.create();
-  const pglite = (await lite.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
-  await lite.close();
-  return { node: process.version, postgres, pglite };
+  return { node: process.version, postgres };
 }
 
 // What is left on Ctrl-C or a failure (databases, servers, folders) is undone by lib/cleanup.ts.

@@ -24,8 +24,8 @@ const USAGE = `Usage: npm run --silent apikey -- create --plan <${PLANS.join('|'
 
 create prints the new key alone on the last line; it is not stored and cannot be shown again.
 --per-minute and --per-day are required for, and only for, the enterprise plan.
-The database is DATABASE_URL's, or the embedded store in DATA_DIR (./data), reached through
-the running server if one holds it.`;
+The database is DATABASE_URL's, or the embedded PostgreSQL in DATA_DIR (./data): the running
+one, else started for the command.`;
 
 class UsageError extends Error {}
 

@@ -6,8 +6,8 @@ const USAGE = `Usage: npm run migrate
 
 Applies the SQL migrations in src/db/migrations/ that the database has not had yet, in name
 order, in one transaction under an advisory lock (the server does the same when it starts),
-and lists what it applied. The database is DATABASE_URL's, or the embedded store in DATA_DIR
-(./data), reached through the running server if one holds it.`;
+and lists what it applied. The database is DATABASE_URL's, or the embedded PostgreSQL in DATA_DIR
+(./data): the running one, else started for the command.`;
 
 parseCommandLine(USAGE);
 try {

@@ -16,7 +16,7 @@ const HTTP_URL = { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', desc
 export interface Config {
   port: number;
   host: string;
-  /** Postgres connection string; unset means the embedded PGlite store under dataDir. */
+  /** Postgres connection string; unset means the embedded PostgreSQL with its data in dataDir. */
   databaseUrl: string | undefined;
   /**
    * 'transaction': a pooler such as PgBouncer in transaction mode sits in front of Postgres, so the
@@ -27,6 +27,8 @@ export interface Config {
   databasePooling: 'none' | 'transaction';
   dataDir: string;
   dbPoolMax: number;
+  /** How long a statement may wait for a pooled connection before the request is answered 503 overloaded. */
+  dbPoolWaitMs: number;
   logLevel: string;
   /** json: one JSON object per line (production); pretty: pino-pretty, for a developer's terminal (`npm run dev`). */
   logFormat: 'json' | 'pretty';
@@ -108,6 +110,7 @@ const schema = {
     DATABASE_POOLING: { type: 'string', enum: ['none', 'transaction'], default: 'none' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
+    DB_POOL_WAIT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 3000 },
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json' },
     METRICS: { type: 'boolean', default: true },
     // Long enough to be a secret; compared in constant time.
@@ -185,6 +188,7 @@ interface Env {
   DATABASE_POOLING: 'none' | 'transaction';
   DATA_DIR: string;
   DB_POOL_MAX: number;
+  DB_POOL_WAIT_MS: number;
   LOG_LEVEL: string;
   LOG_FORMAT: 'json' | 'pretty';
   METRICS: boolean;
@@ -339,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePooling: e.DATABASE_POOLING,
     dataDir: e.DATA_DIR,
     dbPoolMax: e.DB_POOL_MAX,
+    dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     metrics: { enabled: e.METRICS, token: e.METRICS_TOKEN, host: e.METRICS_HOST, port: e.METRICS_PORT },

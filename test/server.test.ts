@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey } from './helpers/apiKeys.js';
-import { runScript, startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
+import { startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
 import { freePort } from './helpers/ports.js';
 import { scratchDir } from './helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../src/config.js';
@@ -15,11 +15,12 @@ describe('server.ts on the embedded database', () => {
   const servers: Server[] = [];
   afterAll(async () => {
     for (const server of servers) await server.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts on a fresh DATA_DIR, says how to create a key (stdout is no terminal: no key in a log), and stops cleanly on SIGTERM', async () => {
-    dir = await scratchDir('as-server-');
+  it('starts PostgreSQL on a fresh DATA_DIR, says how to create a key (stdout is no terminal: no key in a log), serves a key the CLI makes, and stops it all on SIGTERM', async () => {
+    const parent = await scratchDir('as-server-');
+    dir = path.join(parent, 'data');
     const env = { DATA_DIR: dir, LOG_LEVEL: 'warn' };
     const server = await startServer('src/server.ts', env);
     servers.push(server);
@@ -31,13 +32,16 @@ describe('server.ts on the embedded database', () => {
     const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
 
-    // A second server is refused.
-    const second = await runScript('src/server.ts', [], { ...env, PORT: '0', METRICS_PORT: '0' });
-    expect(second.code).not.toBe(0);
-    expect(second.stderr).toContain('is in use by another process');
+    // The CLI connects to the running PostgreSQL (its socket in DATA_DIR); the server knows the new key at once.
+    const made = await createKey(env, { plan: 'pro' });
+    const withMade = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${made}` } });
+    expect(withMade.status).toBe(200);
 
+    expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(true);
     expect(await server.stop()).toBe(0);
+    // PostgreSQL stopped with the server: its socket and lock file are gone.
     expect(existsSync(path.join(dir, '.s.PGSQL.5432'))).toBe(false);
+    expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(false);
 
     // A restart keeps the data (and its keys: no hint this time).
     const again = await startServer('src/server.ts', env);

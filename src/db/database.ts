@@ -1,15 +1,11 @@
-import type pg from 'pg';
-import { embeddedConnection, startEmbedded, isHeld, type EmbeddedServer } from './embedded.js';
+import pg from 'pg';
+import { embeddedConnection, startEmbedded } from './embeddedPostgres.js';
 import { migrate } from './migrate.js';
 import { explainPostgresFailure } from './openErrors.js';
-import { createPool } from './pgPool.js';
-import type { Statements } from './statements.js';
-import { checkServerTimeouts, type ServerTimeouts } from './serverTimeouts.js';
+import { checkServerTimeouts, timeoutSettings, type ServerTimeouts } from './serverTimeouts.js';
 
 export interface Database {
   pool: pg.Pool;
-  /** Every statement the pool runs: timed for an observer, and bounded (statements.ts). */
-  statements: Statements;
   kind: 'postgres' | 'embedded';
   /** The migration files applied when it was opened, in order (none: it was up to date). */
   migrated: string[];
@@ -17,64 +13,67 @@ export interface Database {
 }
 
 export interface DatabaseOptions {
+  /** Unset: the embedded PostgreSQL in dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
   poolMax: number;
   onIdleError: (err: Error) => void;
-  /** Postgres only: PGlite accepts these settings but cannot enforce them (no timers in WASM). */
+  /** Server-side limits; the client gives up CLIENT_MARGIN_MS later (query_timeout). */
   serverTimeouts?: ServerTimeouts;
-  /** Postgres only: 'transaction' behind a transaction-pooling PgBouncer (see createPool). */
+  /** 'transaction' behind a transaction-pooling PgBouncer: nothing session-level is sent; the role carries the timeouts. */
   pooling?: 'none' | 'transaction';
-  /**
-   * 'serve': open the embedded store and own it (the server).
-   * 'attach': use the running server's embedded store if one holds it, else open it (the CLIs).
-   */
-  embeddedMode?: 'serve' | 'attach';
+  /** How long a statement waits for a pooled connection (then 503 overloaded). */
+  poolWaitMs?: number;
 }
 
-/**
- * The one place where the two backends differ: Postgres from DATABASE_URL, or the
- * embedded PGlite store served on a Unix socket. Either way the rest of the code
- * gets a migrated pg.Pool.
- */
-export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  let embedded: EmbeddedServer | undefined;
-  let connection: Parameters<typeof createPool>[0]['connection'];
-  if (opts.databaseUrl) {
-    connection = { connectionString: opts.databaseUrl };
-  } else {
-    const attach = opts.embeddedMode === 'attach' && (await isHeld(opts.dataDir));
-    if (!attach) embedded = await startEmbedded(opts.dataDir, opts.onIdleError);
-    connection = embeddedConnection(opts.dataDir);
-  }
-  const { pool, statements } = createPool({
-    // The embedded store's bridge runs each connection's statements whole and keeps an open
-    // transaction to its connection (see embedded.ts), so its pool can be as large as Postgres's.
+/** int8 values (ids, counts) as exact JS numbers; anything beyond 2^53-1 is a bug, not data to round. */
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${text} exceeds 2^53-1`);
+  return n;
+}
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** Past the server's statement timeout, how long the client waits for an answer (a hung server, a black-holed network). */
+const CLIENT_MARGIN_MS = 5000;
+
+/** A pool that fails fast: bounded waits for a connection and for each statement. Callers listen for 'error' (a killed idle connection). */
+export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'> & { connection: pg.PoolConfig }): pg.Pool {
+  const { serverTimeouts, pooling = 'none' } = opts;
+  return new pg.Pool({
+    ...opts.connection,
     max: opts.poolMax,
-    connection,
-    onIdleError: opts.onIdleError,
-    ...(opts.databaseUrl && opts.serverTimeouts && { serverTimeouts: opts.serverTimeouts, pooling: opts.pooling }),
+    types,
+    connectionTimeoutMillis: opts.poolWaitMs ?? 3000,
+    idleTimeoutMillis: 30_000,
+    query_timeout: (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS,
+    ...(serverTimeouts && pooling === 'none' && timeoutSettings(serverTimeouts)),
+    keepAlive: true,
+    application_name: 'animal-store',
   });
-  let migrated: string[];
+}
+
+/** Postgres from DATABASE_URL, or the embedded PostgreSQL in DATA_DIR: either way a migrated pg.Pool. */
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const stopEmbedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir);
+  const pool = createPool({ ...opts, connection: opts.databaseUrl ? { connectionString: opts.databaseUrl } : embeddedConnection(opts.dataDir) });
+  let closed = false;
+  // pool.end() resolves before its connections have closed: stopping the embedded server then ends them, which is no fault.
+  pool.on('error', (err) => closed || opts.onIdleError(err));
+  const close = async () => {
+    closed = true;
+    await pool.end();
+    await stopEmbedded?.();
+  };
   try {
-    if (opts.databaseUrl && opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
-    migrated = await migrate(pool);
+    if (opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
+    return { pool, kind: opts.databaseUrl ? 'postgres' : 'embedded', migrated: await migrate(pool), close };
   } catch (err) {
-    statements.stop();
-    await pool.end().catch(() => {});
-    await embedded?.close().catch(() => {});
+    await close().catch(() => {});
     // The first connection is made here: a failure to reach Postgres is told in words.
     throw (opts.databaseUrl && explainPostgresFailure(err as Error, opts.databaseUrl)) || err;
   }
-  return {
-    pool,
-    statements,
-    kind: opts.databaseUrl ? 'postgres' : 'embedded',
-    migrated,
-    async close() {
-      statements.stop();
-      await pool.end();
-      await embedded?.close();
-    },
-  };
 }

@@ -1,36 +1,25 @@
 import { StartupError } from '../startupError.js';
 
-/** Where DATABASE_URL points, for messages: host, port, database and user, never the password. */
-function describeUrl(databaseUrl: string): { where: string; database: string; user: string; host: string } {
-  try {
-    const url = new URL(databaseUrl);
-    const host = url.hostname || 'localhost';
-    return {
-      where: `${host}:${url.port || 5432}`,
-      database: decodeURIComponent(url.pathname.slice(1)) || decodeURIComponent(url.username) || 'postgres',
-      user: decodeURIComponent(url.username) || 'postgres',
-      host,
-    };
-  } catch {
-    return { where: 'its server', database: 'its database', user: 'its user', host: 'its host' };
-  }
-}
-
 type Failure = Error & { code?: string; errors?: Array<Error & { code?: string }> };
 
 /** The system or SQLSTATE code of a failure; net.connect's AggregateError (one error per address) carries it too. */
-function codeOf(err: Failure): string | undefined {
-  return err.code ?? err.errors?.find((e) => e.code)?.code;
-}
+const codeOf = (err: Failure) => err.code ?? err.errors?.find((e) => e.code)?.code;
 
 /**
  * The first connection to Postgres failed: one or two sentences naming DATABASE_URL, where it
- * points, and what to do, for the failures a newcomer meets. Undefined for anything else.
+ * points (never the password), and what to do, for the failures a newcomer meets. Undefined for anything else.
  */
 export function explainPostgresFailure(err: Failure, databaseUrl: string): StartupError | undefined {
-  const { where, database, user, host } = describeUrl(databaseUrl);
+  let url: URL | undefined;
+  try {
+    url = new URL(databaseUrl);
+  } catch {}
+  const host = url?.hostname || 'localhost';
+  const where = url ? `${host}:${url.port || 5432}` : 'its server';
+  const user = decodeURIComponent(url?.username ?? '') || 'postgres';
+  const database = decodeURIComponent(url?.pathname.slice(1) ?? '') || user;
   const code = codeOf(err);
-  const unset = 'or unset DATABASE_URL to use the embedded store in DATA_DIR';
+  const unset = 'or unset DATABASE_URL to use the embedded PostgreSQL in DATA_DIR';
   let message: string | undefined;
   if (code === 'ECONNREFUSED') {
     message = `Cannot connect to Postgres at ${where} (DATABASE_URL): nothing accepts connections there. Start Postgres, correct the host and port in DATABASE_URL, ${unset}.`;
@@ -49,17 +38,18 @@ export function explainPostgresFailure(err: Failure, databaseUrl: string): Start
   return message === undefined ? undefined : new StartupError(message, { cause: err });
 }
 
+const DATA_DIR_REASONS: Record<string, string> = {
+  EACCES: 'this user may not write there',
+  EPERM: 'this user may not write there',
+  EROFS: 'it is on a read-only file system',
+  ENOTDIR: 'a part of that path is a file, not a folder',
+  EEXIST: 'it is a file, not a folder',
+  ENOSPC: 'the disk is full',
+};
+
 /** DATA_DIR cannot be made or written: one sentence saying which folder, why, and what to do. */
 export function explainDataDirFailure(err: Failure, dir: string): StartupError | undefined {
-  const reasons: Record<string, string> = {
-    EACCES: 'this user may not write there',
-    EPERM: 'this user may not write there',
-    EROFS: 'it is on a read-only file system',
-    ENOTDIR: 'a part of that path is a file, not a folder',
-    EEXIST: 'it is a file, not a folder',
-    ENOSPC: 'the disk is full',
-  };
-  const reason = reasons[codeOf(err) ?? ''];
+  const reason = DATA_DIR_REASONS[codeOf(err) ?? ''];
   if (!reason) return undefined;
   return new StartupError(
     `DATA_DIR (${dir}) cannot hold the embedded database: ${reason}. Set DATA_DIR to a folder this user can write, or set DATABASE_URL to use Postgres.`,

@@ -1,24 +1,23 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { currentRequestTimings, timesRequests } from '../logging/requestTimings.js';
 import { openDatabase, type Database } from './database.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The migrated database (Postgres or the embedded store), closed with the app. */
+    /** The migrated database (Postgres or the embedded PostgreSQL), closed with the app. */
     database: Database;
   }
 }
 
-/** Opens the database (Postgres from DATABASE_URL, else the embedded store) and closes it last. */
+/** Opens the database (Postgres from DATABASE_URL, else the embedded PostgreSQL) and closes it last. */
 export default fp(
   async function databasePlugin(app: FastifyInstance, opts: { config: Config }) {
     const database = await openDatabase({
       databaseUrl: opts.config.databaseUrl,
       dataDir: opts.config.dataDir,
       poolMax: opts.config.dbPoolMax,
-      embeddedMode: 'serve',
+      poolWaitMs: opts.config.dbPoolWaitMs,
       serverTimeouts: opts.config.db,
       pooling: opts.config.databasePooling,
       // An outage ends every idle connection at once: one line per interval with a count, and
@@ -27,26 +26,8 @@ export default fp(
     });
     // A new connection opened: whatever database faults were still being counted are over, so their counts are written.
     database.pool.on('connect', () => app.faults.flush());
-    const { metrics, traceQuery } = app;
-    // Timed once per statement for the metrics; traced (a span under the request's) when tracing
-    // is on, and added to the timings of the request that sent it at debug level.
-    const debug = timesRequests(app.log.level);
-    if (metrics || traceQuery || debug) {
-      database.statements.observe({
-        ...((traceQuery || debug) && {
-          start: (sql, connection) => ({ span: traceQuery?.(sql, connection), timings: debug ? currentRequestTimings() : undefined }),
-        }),
-        end(ms, failed, error, started) {
-          metrics?.query(ms / 1000, failed);
-          started?.span?.(ms, failed, error);
-          if (!started?.timings) return;
-          started.timings.queries += 1;
-          started.timings.dbMs += ms;
-        },
-      });
-    }
     app.decorate('database', database);
     app.addHook('onClose', () => database.close());
   },
-  { name: 'database', dependencies: ['errors', 'metrics', 'tracing'] },
+  { name: 'database', dependencies: ['errors'] },
 );

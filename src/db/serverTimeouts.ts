@@ -24,12 +24,10 @@ export function timeoutSettings(t: ServerTimeouts): Record<string, number> {
  */
 export async function checkServerTimeouts(pool: pg.Pool, timeouts: ServerTimeouts): Promise<void> {
   const wanted = timeoutSettings(timeouts);
-  const { rows } = await pool.query<{ name: string; ms: number; role: string; db: string; version: string }>(
-    `SELECT name, setting::int AS ms, current_user AS role, current_database() AS db, version() FROM pg_settings WHERE name = ANY($1)`,
+  const { rows } = await pool.query<{ name: string; ms: number; role: string; db: string }>(
+    `SELECT name, setting::int AS ms, current_user AS role, current_database() AS db FROM pg_settings WHERE name = ANY($1)`,
     [Object.keys(wanted)],
   );
-  // An embedded store reached through its socket (a second instance on the same data): PGlite has no timers to enforce these.
-  if (rows[0]?.version.includes('PGlite')) return;
   const actual = new Map(rows.map((r) => [r.name, r.ms]));
   const wrong = Object.entries(wanted).filter(([name, ms]) => actual.get(name) !== ms);
   if (wrong.length === 0) return;

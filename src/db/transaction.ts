@@ -7,11 +7,13 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
+    client.release();
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {}); // the connection may be the thing that failed
+    // A connection that failed, or still runs a statement past query_timeout, is discarded (which ends
+    // its transaction) rather than reused; a ROLLBACK would only wait behind that statement.
+    const broken = (err as Error).message === 'Query read timeout' ? (err as Error) : await client.query('ROLLBACK').then(() => undefined, (e: Error) => e);
+    client.release(broken);
     throw err;
-  } finally {
-    client.release();
   }
 }

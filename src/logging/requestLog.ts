@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import { requestLineWriter } from './requestLine.js';
-import { timesRequests, withRequestTimings, type RequestTimings } from './requestTimings.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -10,10 +9,6 @@ declare module 'fastify' {
     quietWhenOk?: boolean;
     /** The openapi.yaml operation a route serves (set by api/routes.ts). */
     operationId?: string;
-  }
-  interface FastifyRequest {
-    /** Database time of this request; only kept at debug level. */
-    timings?: RequestTimings;
   }
 }
 
@@ -24,19 +19,12 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
  * (received and completed). It carries the request id as `reqId`, as every other line of
  * the request (logging/lazyChildLogger.ts), without a child logger: at info level it is
  * written whole by requestLine.ts. Never a header, so never a key. At debug level it adds
- * the limiter's decision and the request's database time.
+ * the limiter's decision.
  */
 export default fp(
   async function requestLogPlugin(app: FastifyInstance) {
     const log = app.log as Logger;
-    const debug = timesRequests(log.level);
-    app.decorateRequest('timings', undefined);
-    if (debug) {
-      // Everything after this hook (hooks, handler, queries) runs inside the request's timings.
-      app.addHook('onRequest', (request, _reply, done) => {
-        request.timings = withRequestTimings(done);
-      });
-    }
+    const debug = log.isLevelEnabled('debug');
     if (!log.isLevelEnabled('info')) return;
     const writeLine = requestLineWriter(log);
     app.observeResponses((request, reply, config) => {
@@ -56,12 +44,10 @@ export default fp(
         rateLimit: limit?.outcome,
       };
       if (!debug) return writeLine(fields);
-      const { timings } = request;
       log.info(
         {
           ...fields,
           limiter: limit && { remaining: limit.remaining, limit: limit.limit, mode: limit.mode },
-          db: timings && { queries: timings.queries, ms: round(timings.dbMs) },
         },
         'request',
       );

@@ -47,13 +47,6 @@ export function createMetrics(registry: Registry, sources: MetricSources, operat
     [{}],
     registry,
   );
-  const queryDuration = new PreparedHistogram(
-    'animal_store_db_query_duration_seconds',
-    'Time of each database statement, from sending it to its answer, by outcome.',
-    labelSets(['outcome'], [['ok', 'error']]),
-    DURATION_BUCKETS,
-    registry,
-  );
   const connectionsRefused = new PreparedCounter(
     'animal_store_connections_refused_total',
     'New connections closed at once, before anything was read: a cap (`total`: MAX_CONNECTIONS, `address`: MAX_CONNECTIONS_PER_ADDRESS) was reached and no connection under it was idle.',
@@ -116,9 +109,6 @@ export function createMetrics(registry: Registry, sources: MetricSources, operat
     },
     idempotentReplay(): void {
       idempotentReplays.inc(0);
-    },
-    query(seconds: number, failed: boolean): void {
-      queryDuration.observe(failed ? 1 : 0, seconds);
     },
     connectionRefused(cap: (typeof CAPS)[number]): void {
       connectionsRefused.inc(CAPS.indexOf(cap));

@@ -5,7 +5,7 @@
  * guarded in its WHERE clause so that of concurrent requests exactly one matches.
  */
 
-/** Timestamps as the document's date-time strings (UTC, milliseconds), the same from Postgres and PGlite. */
+/** Timestamps as the document's date-time strings (UTC, milliseconds), whatever the server's TimeZone. */
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const COLUMNS = `id, pet_id AS "petId", status, ${iso('created_at')} AS "createdAt", ${iso('updated_at')} AS "updatedAt"`;
 

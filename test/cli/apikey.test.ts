@@ -29,7 +29,7 @@ function apikey(...args: string[]): Promise<RunResult> {
   const config = loadConfig(db.env);
   return run(args, {
     openDatabase: () =>
-      openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, embeddedMode: 'attach', onIdleError: () => {} }),
+      openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, onIdleError: () => {} }),
   });
 }
 

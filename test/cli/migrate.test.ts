@@ -4,7 +4,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runScript } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { migrationsDir } from '../../src/paths.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 /** npm run migrate, as its own process, on the database of `env`. */
@@ -18,7 +17,8 @@ describe('npm run migrate', () => {
   });
 
   it('on a new embedded store: lists every migration it applied; run again: up to date, nothing applied', async () => {
-    const env = { DATA_DIR: path.join(await scratchDir('as-migrate-cli-'), 'data') };
+    const dir = await scratchDir('as-migrate-cli-');
+    const env = { DATA_DIR: path.join(dir, 'data') };
     const first = await migrate(env);
     expect(first.code, first.stderr).toBe(0);
     const files = await allMigrations();
@@ -28,7 +28,7 @@ describe('npm run migrate', () => {
     expect(again.stdout).toBe('Database is up to date (the embedded store): no migration was pending.\n');
   });
 
-  it.skipIf(withoutPostgresServer())('on a new Postgres database: the same, naming DATABASE_URL', async () => {
+  it('on a new Postgres database: the same, naming DATABASE_URL', async () => {
     const db = await createServerDatabase('migratecli');
     databases.push(db);
     const first = await migrate(db.env);

@@ -5,11 +5,11 @@ import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import { hashApiKey } from '../../src/auth/apiKey.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pgPool.js';
+import { createPool } from '../../src/db/database.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { migrationsDir } from '../../src/paths.js';
 import type { ApiResponse } from '../helpers/http.js';
-import { withoutPgBouncer, withoutPostgresServer } from '../helpers/services.js';
+import { withoutPgBouncer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { answered } from '../helpers/typedClient.js';
@@ -44,7 +44,7 @@ async function sampled<T>(work: () => Promise<T>): Promise<{ result: T; maxSessi
   }
 }
 
-const skip = withoutPostgresServer() || withoutPgBouncer();
+const skip = withoutPgBouncer();
 
 beforeAll(async () => {
   if (skip) return;
@@ -78,7 +78,7 @@ describe.skipIf(skip)('through PgBouncer in transaction pooling mode', () => {
   });
 
   it('applies each migration exactly once when 8 pools migrate the fresh database at the same time', async () => {
-    const pools = Array.from({ length: 8 }, () => createPool({ max: 1, connection: { connectionString: bouncer.url }, onIdleError: noop }).pool);
+    const pools = Array.from({ length: 8 }, () => createPool({ poolMax: 1, databaseUrl: bouncer.url, connection: { connectionString: bouncer.url } }).on('error', noop));
     try {
       await Promise.all(pools.map(async (pool) => (await pool.connect()).release()));
       const { result: applied, maxSessions } = await sampled(() => Promise.all(pools.map((pool) => migrate(pool))));

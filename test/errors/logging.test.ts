@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/poll.js';
 import { DATABASE_UNAVAILABLE } from '../../src/errors/toApiError.js';
 import { manualClock } from '../helpers/clock.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { logCollector, type LogLine } from '../helpers/logCollector.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
@@ -12,7 +11,6 @@ let db: ServerDatabase;
 let server: TestServer;
 const logs = logCollector();
 beforeAll(async () => {
-  if (withoutPostgresServer()) return;
   db = await createServerDatabase('logging');
   server = await startTestServer({ LOG_LEVEL: 'info' }, { db, logStream: logs.stream });
 });
@@ -24,7 +22,7 @@ afterAll(async () => {
 const killConnections = (database: ServerDatabase) =>
   database.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database.name]);
 
-describe.skipIf(withoutPostgresServer())('what an operator reads', () => {
+describe('what an operator reads', () => {
   it('logs a client that hangs up mid-body as a client that went away, not as a database outage', async () => {
     const socket = net.connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
@@ -58,7 +56,7 @@ describe.skipIf(withoutPostgresServer())('what an operator reads', () => {
   });
 });
 
-describe.skipIf(withoutPostgresServer())('a 10 s database outage at 60 requests a second', () => {
+describe('a 10 s database outage at 60 requests a second', () => {
   const clock = manualClock();
   const outageLogs = logCollector();
   let outageDb: ServerDatabase;

@@ -3,13 +3,11 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createKey } from '../helpers/apiKeys.js';
 import { waitFor } from '../helpers/poll.js';
 import { startServer } from '../helpers/processes.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 let db: ServerDatabase;
 let key: string;
 beforeAll(async () => {
-  if (withoutPostgresServer()) return;
   db = await createServerDatabase('creates');
   key = await createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
 });
@@ -17,7 +15,7 @@ afterAll(() => db?.drop());
 
 const count = async (table: string) => (await db.admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;
 
-describe.skipIf(withoutPostgresServer())('creates under a burst', () => {
+describe('creates under a burst', () => {
   let pets: pg.Client;
   beforeAll(async () => {
     pets = new pg.Client({ connectionString: db.env.DATABASE_URL });
@@ -53,7 +51,7 @@ describe.skipIf(withoutPostgresServer())('creates under a burst', () => {
   }, 120_000);
 });
 
-describe.skipIf(withoutPostgresServer())('a request that finds every database connection busy', () => {
+describe('a request that finds every database connection busy', () => {
   it('is answered 503 overloaded with Retry-After once the pool wait (3 s) is over, logged once for the lot', async () => {
     // One connection, held by a create that waits on a table lock for 4 s (past the pool's 3 s wait).
     const server = await startServer(

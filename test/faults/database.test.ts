@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { answered } from '../helpers/typedClient.js';
@@ -22,7 +21,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe.skipIf(withoutPostgresServer())('database faults', () => {
+describe('database faults', () => {
   it('survives its connections being killed and serves again at once', async () => {
     expect((await answered(server.api.GET('/pets'))).status).toBe(200);
     await terminateConnections();

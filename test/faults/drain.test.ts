@@ -2,19 +2,17 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createKey } from '../helpers/apiKeys.js';
 import { startServer } from '../helpers/processes.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 let db: ServerDatabase;
 let key: string;
 beforeAll(async () => {
-  if (withoutPostgresServer()) return;
   db = await createServerDatabase('drain');
   key = await createKey(db.env, { plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 });
 });
 afterAll(() => db?.drop());
 
-describe.skipIf(withoutPostgresServer())('SIGTERM with 80 requests in the listen queue', () => {
+describe('SIGTERM with 80 requests in the listen queue', () => {
   it('answers all 80, fails readiness during the drain, and exits 0', async () => {
     const { child: server, baseUrl } = await startServer(
       'src/server.ts',

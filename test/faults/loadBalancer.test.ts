@@ -3,7 +3,7 @@ import { waitFor } from '../helpers/poll.js';
 import { startScaleOut, type Instance, type ScaleOut } from '../helpers/scaleOut.js';
 import { openLoad, type OpenLoad } from '../helpers/openLoad.js';
 import { parsePrometheus } from '../helpers/prometheus.js';
-import { postgresServerUrl, withoutHAProxy, withoutPgBouncer, withoutPostgresServer, withoutRedisCluster } from '../helpers/services.js';
+import { postgresServerUrl, withoutHAProxy, withoutPgBouncer, withoutRedisCluster } from '../helpers/services.js';
 import { databaseName } from '../helpers/testDatabase.js';
 
 /*
@@ -14,7 +14,7 @@ import { databaseName } from '../helpers/testDatabase.js';
  */
 
 const RATE = 200;
-const skip = withoutPostgresServer() || withoutPgBouncer() || withoutRedisCluster() || withoutHAProxy();
+const skip = withoutPgBouncer() || withoutRedisCluster() || withoutHAProxy();
 
 let topo: ScaleOut;
 beforeAll(async () => {

@@ -8,7 +8,6 @@ import { canConnect, freePort } from '../helpers/ports.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 
 describe('npm start', () => {
@@ -69,7 +68,7 @@ async function startNpmGroup(env: Record<string, string>): Promise<Started> {
 
 const lines = (log: string, msg: RegExp) => log.split('\n').filter((l) => msg.test(l));
 
-describe.skipIf(withoutPostgresServer())('npm start stopped by a signal, with 80 requests in the listen queue', () => {
+describe('npm start stopped by a signal, with 80 requests in the listen queue', () => {
   let db: ServerDatabase;
   let key: string;
   beforeAll(async () => {

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addPet, expectStatusesAgree, orderCount, petStatus } from '../helpers/orders.js';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { answered } from '../helpers/typedClient.js';
@@ -14,7 +13,6 @@ import { answered } from '../helpers/typedClient.js';
 let db: ServerDatabase;
 let server: TestServer;
 beforeAll(async () => {
-  if (withoutPostgresServer()) return;
   db = await createServerDatabase('orders');
   server = await startTestServer({ DB_POOL_MAX: '4', DB_STATEMENT_TIMEOUT_MS: '1000', DB_LOCK_TIMEOUT_MS: '500' }, { db });
 });
@@ -47,7 +45,7 @@ function expect503(res: { status: number; headers: Headers; body: { code?: strin
   expect(res.headers.get('api-stability')).toBe('experimental');
 }
 
-describe.skipIf(withoutPostgresServer())('orders blocked past the lock timeout', () => {
+describe('orders blocked past the lock timeout', () => {
   it.each([
     ['complete', 'pets'],
     ['complete', 'orders'],
@@ -98,7 +96,7 @@ describe.skipIf(withoutPostgresServer())('orders blocked past the lock timeout',
   });
 });
 
-describe.skipIf(withoutPostgresServer())('orders while the database refuses connections', () => {
+describe('orders while the database refuses connections', () => {
   it('answer 503 with Retry-After for every order operation, change nothing, and work again once it is back', async () => {
     const held = await addPet(server);
     const { data: order } = await server.api.POST('/store/orders', { body: { petId: held } });

@@ -31,16 +31,13 @@ async function twoInstances(cluster: RedisCluster): Promise<Instances> {
   const db: TestDatabase = await createTestDatabase();
   const env = { REDIS_URL: cluster.url, REDIS_PREFIX: PREFIX }; // REDIS_TIMEOUT_MS: the default 150 ms
   const a = await startTestServer(env, { db, clock: clock.now });
-  const viaSocket: Record<string, string> = db.env.DATABASE_URL
-    ? {}
-    : { DATABASE_URL: `postgres://postgres@localhost:5432/postgres?host=${encodeURIComponent(db.env.DATA_DIR!)}` };
-  const b = await startTestServer({ ...env, ...viaSocket }, { db, clock: clock.now });
+  const b = await startTestServer(env, { db, clock: clock.now });
   for (const s of [a, b]) expect(await waitFor(async () => (await mode(s)) === 'shared', 10_000)).toBe(true);
   return {
     clock,
     servers: [a, b],
     async close() {
-      await b.close(); // first: with PGlite, `a` serves the database `b` uses
+      await b.close();
       await a.close();
       await db.drop();
     },

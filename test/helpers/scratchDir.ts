@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { remember } from './cleanup.js';
 
-/** Memory-backed where the machine has it: copying an embedded store there takes milliseconds, not a second. */
+/** Memory-backed where the machine has it. */
 export const SCRATCH_BASE = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
 
 /**
@@ -17,7 +17,8 @@ export const SCRATCH_ROOT_VARIABLE = 'ANIMAL_STORE_SCRATCH_ROOT';
 /** A new empty directory for a throwaway database or data dir (removed by a command's clean-up if still there, see cleanup.ts). */
 let made = 0;
 export async function scratchDir(prefix: string): Promise<string> {
-  const making = mkdtemp(path.join(process.env[SCRATCH_ROOT_VARIABLE] || SCRATCH_BASE, prefix));
+  // Readable by others: run as root, the embedded PostgreSQL runs as the postgres user, who must reach a DATA_DIR in it.
+  const making = mkdtemp(path.join(process.env[SCRATCH_ROOT_VARIABLE] || SCRATCH_BASE, prefix)).then(async (dir) => (await chmod(dir, 0o755), dir));
   // Noted before it exists: a clean-up while it is being made waits for its name.
   remember(`folder ${made++}`, `remove a ${prefix}… folder`, async () => {
     const dir = await making.catch(() => undefined);

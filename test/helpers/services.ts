@@ -6,8 +6,6 @@ import { inject } from 'vitest';
  * instead when TEST_REQUIRE_SERVICES=1.
  */
 
-/** No Postgres server answered at TEST_POSTGRES_URL, DATABASE_URL or 127.0.0.1:5432. */
-export const withoutPostgresServer = () => !inject('services').postgres.up;
 /** No Redis answered at TEST_REDIS_URL or 127.0.0.1:6379. */
 export const withoutRedis = () => !inject('services').redis.up;
 /** No redis-server binary on PATH, for tests that start (and kill) a Redis of their own. */
@@ -19,7 +17,7 @@ export const withoutPgBouncer = () => !inject('services').pgbouncerBinary;
 /** No haproxy binary, for tests that put one of their own in front of several instances. */
 export const withoutHAProxy = () => !inject('services').haproxyBinary;
 
-/** The admin URL of the Postgres server for tests that need one. */
+/** The admin URL of the run's Postgres server (TEST_POSTGRES_URL, DATABASE_URL, or the run's embedded one). */
 export const postgresServerUrl = () => inject('services').postgres.url;
 /** The Redis of the test run, shared by every test file. */
 export const redisUrl = () => inject('services').redis.url;

@@ -1,12 +1,10 @@
-import { cp, rm } from 'node:fs/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createDatabase, dropDatabase } from './databases.js';
 import { postgresServerUrl } from './services.js';
-import { scratchDir } from './scratchDir.js';
 
 export interface TestDatabase {
-  /** Settings for loadConfig: DATABASE_URL or DATA_DIR. */
+  /** Settings for loadConfig: DATABASE_URL. */
   env: Record<string, string>;
   drop(): Promise<void>;
 }
@@ -16,17 +14,12 @@ let counter = 0;
 /** A database name of this run (`as_<run id>_…`): the run's reaper drops it whatever ends the run. */
 export const databaseName = (label: string) => `as_${inject('run').id}_${label}_${process.pid}`;
 
-/** A fresh, migrated database of its own for one test file: Postgres if DATABASE_URL is set, else PGlite. */
+/** A fresh, migrated database of its own for one test file: a copy of the run's template on its Postgres server. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = inject('template');
-  if (template.kind === 'postgres') {
-    const name = databaseName(String(counter++));
-    const url = await createDatabase(template.adminUrl, name, template.name);
-    return { env: { DATABASE_URL: url }, drop: () => dropDatabase(template.adminUrl, name) };
-  }
-  const dir = await scratchDir('as-db-');
-  await cp(template.dir, dir, { recursive: true });
-  return { env: { DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
+  const name = databaseName(String(counter++));
+  const url = await createDatabase(template.adminUrl, name, template.name);
+  return { env: { DATABASE_URL: url }, drop: () => dropDatabase(template.adminUrl, name) };
 }
 
 export interface ServerDatabase extends TestDatabase {
@@ -35,12 +28,7 @@ export interface ServerDatabase extends TestDatabase {
   admin: pg.Client;
 }
 
-/**
- * A new, empty database on a real Postgres server (TEST_POSTGRES_URL, DATABASE_URL or the
- * local one), whichever backend the rest of the suite uses: for tests that need what only
- * a server has (faults, several processes on one database). Guard them with
- * `withoutPostgresServer()`.
- */
+/** A new, empty database on the run's Postgres server, with an admin connection to break things with (faults). */
 export async function createServerDatabase(label: string): Promise<ServerDatabase> {
   const adminUrl = postgresServerUrl();
   const name = databaseName(label);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/poll.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
-import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
+import { postgresServerUrl } from '../helpers/services.js';
 import { alive, markedProcesses, runById, type TestRun } from '../helpers/testRun.js';
 
 /*
@@ -66,7 +66,6 @@ async function startFixture(env: Record<string, string> = {}): Promise<Fixture> 
 }
 
 async function databasesOf(run: TestRun): Promise<string[]> {
-  if (withoutPostgresServer()) return [];
   const admin = new pg.Client({ connectionString: postgresServerUrl() });
   await admin.connect();
   try {

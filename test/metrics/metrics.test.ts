@@ -68,9 +68,8 @@ describe('/metrics after known traffic', () => {
     expect(sampleValue(samples, 'animal_store_rate_limit_mode', { mode: 'shared' })).toBe(0);
   });
 
-  it('counts idempotent replays, database statements and pool state', () => {
+  it('counts idempotent replays and pool state', () => {
     expect(sampleValue(samples, 'animal_store_idempotent_replays_total')).toBe(1);
-    expect(sampleValue(samples, 'animal_store_db_query_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(8);
     const total = sampleValue(samples, 'animal_store_db_pool_connections', { state: 'total' })!;
     const idle = sampleValue(samples, 'animal_store_db_pool_connections', { state: 'idle' })!;
     expect(total).toBeGreaterThanOrEqual(1);

@@ -9,7 +9,7 @@ import { runScript, type RunResult } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
-import { postgresServerUrl, withoutPostgresServer } from '../helpers/services.js';
+import { postgresServerUrl } from '../helpers/services.js';
 import { databaseName } from '../helpers/testDatabase.js';
 
 /*
@@ -55,13 +55,23 @@ describe.concurrent('src/server.ts, failing to start', () => {
     );
   });
 
-  it.skipIf(withoutPostgresServer())('DATABASE_URL to a missing database: names the database and how to create it', async () => {
+  it('DATABASE_URL to a missing database: names the database and how to create it', async () => {
     const url = new URL(postgresServerUrl());
     url.pathname = `/${databaseName('missing')}`;
     expectSentence(
       await start({ DATABASE_URL: url.toString(), PORT: '0' }),
       new RegExp(`^The database "${databaseName('missing')}" does not exist on the Postgres server at ${url.hostname.replace(/\./g, '\\.')}:${url.port || 5432} \\(DATABASE_URL\\)\\. Create it \\(createdb `),
     );
+  });
+
+  it('a DATA_DIR of the PGlite store of earlier versions: says to move it away', async () => {
+    const dataDir = path.join(dir, 'pglite');
+    await mkdir(path.join(dataDir, 'pgdata'), { recursive: true });
+    expectSentence(
+      await start({ DATA_DIR: dataDir, PORT: '0' }),
+      new RegExp(`^DATA_DIR \\(${dataDir.replace(/[/.]/g, '\\$&')}\\) holds the PGlite store of an earlier version, which the embedded PostgreSQL cannot read: move it away \\(mv `),
+    );
+    expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(false);
   });
 
   it('an unwritable DATA_DIR: names DATA_DIR, the folder and what to do', async () => {

@@ -60,15 +60,11 @@ describe.skipIf(withoutRedisCluster())('two instances sharing a 3-master Redis C
     // Exact shared counts, not degradation (test/faults/redisCluster does that); X-Forwarded-For names anonymous subjects.
     const env = { REDIS_URL: cluster.url, REDIS_PREFIX: PREFIX, REDIS_TIMEOUT_MS: '2000', TRUST_PROXY: 'true' };
     a = await startTestServer(env, { db, clock: clock.now });
-    // With PGlite the second instance reaches the first one's database through its socket (as test/ratelimit/shared does).
-    const viaSocket: Record<string, string> = db.env.DATABASE_URL
-      ? {}
-      : { DATABASE_URL: `postgres://postgres@localhost:5432/postgres?host=${encodeURIComponent(db.env.DATA_DIR!)}` };
-    b = await startTestServer({ ...env, ...viaSocket }, { db, clock: clock.now });
+    b = await startTestServer(env, { db, clock: clock.now });
     console.log(`redis-cluster: 3 masters started in ${(startMs / 1000).toFixed(1)} s at ${cluster.url}`);
   });
   afterAll(async () => {
-    await b?.close(); // first: with PGlite, `a` serves the database `b` uses
+    await b?.close();
     await a?.close();
     await db?.drop();
     await cluster?.stop();

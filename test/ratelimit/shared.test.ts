@@ -18,15 +18,10 @@ describe.skipIf(withoutRedis())('two instances sharing Redis', () => {
     db = await createTestDatabase();
     const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix(), REDIS_TIMEOUT_MS: '2000' }; // exact shared counts, not degradation
     a = await startTestServer(env, { db, clock: clock.now });
-    // An embedded (PGlite) store has one owner, which serves it on a Unix socket in its data
-    // directory: the second instance connects to that socket, as to any shared Postgres.
-    const viaSocket: Record<string, string> = db.env.DATABASE_URL
-      ? {}
-      : { DATABASE_URL: `postgres://postgres@localhost:5432/postgres?host=${encodeURIComponent(db.env.DATA_DIR!)}` };
-    b = await startTestServer({ ...env, ...viaSocket }, { db, clock: clock.now });
+    b = await startTestServer(env, { db, clock: clock.now });
   });
   afterAll(async () => {
-    await b?.close(); // first: with PGlite, `a` serves the database `b` uses
+    await b?.close();
     await a?.close();
     await db?.drop();
   });
