@@ -24,8 +24,6 @@ export interface Report {
   burst: Record<string, Measurement[]>;
   scale: { pets: number; seedSeconds: number; arms: string[]; latency: Results; plans: Record<string, string> };
   pglite: PgliteBreakdown;
-  /** The table `npm run bench:logs` prints. */
-  logWriters: string;
   /** The Markdown table `npm run bench:creates` prints. */
   createCeiling: string;
   serializers: Array<{ name: string; ns: number; bytes: number }>;
@@ -246,14 +244,6 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('| serializer | ns per page | bytes allocated per page |');
   out('|---|---:|---:|');
   for (const x of r.serializers) out(`| ${x.name} | ${fmt(x.ns, 0)} | ${fmt(x.bytes, 0)} |`);
-  out();
-  out('## Log writers');
-  out();
-  out('What one request line costs through each way pino can write it (`npm run bench:logs`: whole-process CPU per line, the lines written to a file). The service uses the first: `src/logging/batchedLines.ts`.');
-  out();
-  out('```');
-  out(r.logWriters);
-  out('```');
   out();
   out('## The index of issued API keys');
   out();

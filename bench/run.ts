@@ -216,9 +216,6 @@ async function main(): Promise<Report> {
   log('Serializers: a listPets page by fast-json-stringify and by JSON.stringify…');
   const serializers = compareSerializers(quick ? 2 : 5, quick ? 50_000 : 200_000);
 
-  log('Log writers: CPU per request line…');
-  const logWriters = await runNode(['--import', 'tsx', 'bench/logWriters.ts', '--lines', quick ? '20000' : '100000', '--rounds', quick ? '2' : '5']);
-
   log('The create ceiling of the id-order lock, by number of instances…');
   const createCeiling = await runNode(['--import', 'tsx', 'bench/createCeiling.ts', ...(quick ? ['--seconds', '1', '--rounds', '1'] : [])]);
 
@@ -243,7 +240,6 @@ async function main(): Promise<Report> {
     burst,
     scale,
     pglite,
-    logWriters: logWriters.trim(),
     createCeiling: createCeiling.trim(),
     serializers,
     keyIndex,

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { currentRequestTimings, timesRequests } from '../logging/requestTimings.js';
 import { openDatabase, type Database } from './database.js';
 
 declare module 'fastify' {
@@ -28,20 +27,13 @@ export default fp(
     // A new connection opened: whatever database faults were still being counted are over, so their counts are written.
     database.pool.on('connect', () => app.faults.flush());
     const { metrics, traceQuery } = app;
-    // Timed once per statement for the metrics; traced (a span under the request's) when tracing
-    // is on, and added to the timings of the request that sent it at debug level.
-    const debug = timesRequests(app.log.level);
-    if (metrics || traceQuery || debug) {
+    // Timed once per statement for the metrics; traced (a span under the request's) when tracing is on.
+    if (metrics || traceQuery) {
       database.statements.observe({
-        ...((traceQuery || debug) && {
-          start: (sql, connection) => ({ span: traceQuery?.(sql, connection), timings: debug ? currentRequestTimings() : undefined }),
-        }),
+        ...(traceQuery && { start: (sql, connection) => ({ span: traceQuery(sql, connection) }) }),
         end(ms, failed, error, started) {
           metrics?.query(ms / 1000, failed);
           started?.span?.(ms, failed, error);
-          if (!started?.timings) return;
-          started.timings.queries += 1;
-          started.timings.dbMs += ms;
         },
       });
     }

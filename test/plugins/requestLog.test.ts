@@ -59,7 +59,7 @@ describe('request logs', () => {
     expect(requestLines.map((l) => l.keyId)).toEqual([keyId, undefined, keyId, undefined]);
     for (const l of requestLines) expect(l.ms).toBeGreaterThan(0);
     // Debug fields only at debug level.
-    for (const l of requestLines) expect([l.limiter, l.db]).toEqual([undefined, undefined]);
+    for (const l of requestLines) expect(l.limiter).toBeUndefined();
   });
 
   it('never writes a key, valid or not, in any form', () => {
@@ -78,7 +78,7 @@ describe('request logs', () => {
 });
 
 describe('request logs at debug level', () => {
-  it("add the limiter's decision and the request's database time", async () => {
+  it("add the limiter's decision", async () => {
     const { stream, lines } = logCollector();
     const server = await startTestServer({ LOG_LEVEL: 'debug' }, { logStream: stream, clock: manualClock().now });
     try {
@@ -93,8 +93,6 @@ describe('request logs at debug level', () => {
       ['listPets', { remaining: 49, limit: 50, mode: 'local' }],
       ['getPet', { remaining: 48, limit: 50, mode: 'local' }],
     ]);
-    // The first request looks its key up, then lists; the second finds the key in the cache.
-    expect(requestLines.map((l) => (l.db as { queries: number }).queries)).toEqual([2, 1]);
-    for (const l of requestLines) expect((l.db as { ms: number }).ms).toBeGreaterThan(0);
+    expect(requestLines.map((l) => l.reqId)).toEqual([expect.any(String), expect.any(String)]);
   });
 });
