@@ -12,8 +12,6 @@ const UNIT = [
   'test/contract/contractCheck.test.ts',
   'test/errors/codes.test.ts',
   'test/errors/errorHandler.test.ts',
-  'test/http/addressGroup.test.ts',
-  'test/http/connectionTable.test.ts',
   'test/logging/faultLog.test.ts',
   'test/pagination/cursor.test.ts',
   'test/process/startupErrors.test.ts',

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type { DecompositionRow } from './decomposition.js';
 import type { Measurement } from './load.js';
+import { renderPgliteBreakdown, type PgliteBreakdown } from './pgliteBreakdown.js';
 import { median } from './stats.js';
 
 type Results = Map<string, Measurement[]>;
@@ -22,14 +23,13 @@ export interface Report {
   roundTrips: { requests: number; transactions: number; perRequest: number; invalid?: string | undefined };
   burst: Record<string, Measurement[]>;
   scale: { pets: number; seedSeconds: number; arms: string[]; latency: Results; plans: Record<string, string> };
-  /** The table `npm run bench:logs` prints. */
-  logWriters: string;
+  pglite: PgliteBreakdown;
   /** The Markdown table `npm run bench:creates` prints. */
   createCeiling: string;
   serializers: Array<{ name: string; ns: number; bytes: number }>;
   keyIndex: { keys: number; bytes: number; bytesPerKey: number };
   peakRss: Record<string, number>;
-  versions: { node: string; postgres: string };
+  versions: { node: string; postgres: string; pglite: string };
 }
 
 interface Check {
@@ -106,11 +106,11 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   check('getPet: RESPONSE_VALIDATION on / off', T, 'service+response validation getPet', 'service getPet', 'rps');
   check('listPets limit=20: 2 workers (cluster, Redis) / 1 process (Redis)', T, 'service 2 workers listPets limit=20', 'service+Redis listPets limit=20', 'rps');
   check('getPet: 2 workers (cluster, Redis) / 1 process (Redis)', T, 'service 2 workers getPet', 'service+Redis getPet', 'rps');
-  check('listPets limit=20: embedded / Postgres', T, 'service on embedded PostgreSQL listPets limit=20', 'service listPets limit=20', 'rps');
-  check('getPet: embedded / Postgres', T, 'service on embedded PostgreSQL getPet', 'service getPet', 'rps');
+  check('listPets limit=20: PGlite / Postgres', T, 'service on PGlite listPets limit=20', 'service listPets limit=20', 'rps');
+  check('getPet: PGlite / Postgres', T, 'service on PGlite getPet', 'service getPet', 'rps');
   check('listPets limit=20: Postgres with 1 connection / pool of 10', T, 'service with 1 connection listPets limit=20', 'service listPets limit=20', 'rps');
   check('getPet: Postgres with 1 connection / pool of 10', T, 'service with 1 connection getPet', 'service getPet', 'rps');
-  check('listPets limit=20: embedded / Postgres with 1 connection', T, 'service on embedded PostgreSQL listPets limit=20', 'service with 1 connection listPets limit=20', 'rps');
+  check('listPets limit=20: PGlite / Postgres with 1 connection', T, 'service on PGlite listPets limit=20', 'service with 1 connection listPets limit=20', 'rps');
   const L = r.latency;
   check('listPets limit=20 p50 latency at fixed rate: service / bare Fastify', L, 'service listPets limit=20', 'Fastify listPets limit=20', 'p50');
   check('listPets limit=20 p99 latency at fixed rate: service / bare Fastify', L, 'service listPets limit=20', 'Fastify listPets limit=20', 'p99');
@@ -144,7 +144,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('on one machine. Regenerate it with `npm run bench` (about 20 minutes; it exits 1 when a target is missed) or `npm run bench -- --quick` (about three minutes, fewer and shorter rounds).');
   out();
   out(`- **Machine**: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 0)} GiB RAM, ${os.type()} ${os.release()} (a shared VM: absolute numbers are this machine's only)`);
-  out(`- **Versions**: Node ${r.versions.node}, PostgreSQL ${r.versions.postgres} (local, TCP)`);
+  out(`- **Versions**: Node ${r.versions.node}, PostgreSQL ${r.versions.postgres} (local, TCP), PGlite (Postgres ${r.versions.pglite}, WASM)`);
   out(`- **Load**: autocannon, no pipelining, on the same machine as the servers: the load generator, Postgres, Redis and the server under test share the ${cpu.length} cores, so a ratio is the service's cost on a machine where everything competes, and the CPU columns (the server process's own CPU time per request) show the service's cost alone`);
   out(`- **Against the ceiling**: at ${r.settings.concurrencies.join(', ')} connections, ${r.settings.rounds} interleaved rounds of ${r.settings.seconds} s per arm (order rotated each round) after a ${r.settings.warmupSeconds} s warm-up; the other throughput arms at ${r.settings.connections} connections, ${Math.min(r.settings.rounds, 3)} rounds; latency: ${r.settings.latencyRounds} rounds of ${r.settings.latencySeconds} s at a fixed ${r.latencyRate} req/s (60% of the slowest arm's maximum)`);
   out('- **Servers**: each in a process of its own, compiled (`node dist/…` after `npm run build`, as `npm start` runs the service), with `NODE_ENV=production`; the service at its default log level (info: a line per request, to /dev/null here)');
@@ -245,17 +245,11 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('|---|---:|---:|');
   for (const x of r.serializers) out(`| ${x.name} | ${fmt(x.ns, 0)} | ${fmt(x.bytes, 0)} |`);
   out();
-  out('## Log writers');
-  out();
-  out('What one request line costs through each way pino can write it (`npm run bench:logs`: whole-process CPU per line, the lines written to a file). The service uses the first: `src/logging/batchedLines.ts`.');
-  out();
-  out('```');
-  out(r.logWriters);
-  out('```');
-  out();
   out('## The index of issued API keys');
   out();
   out(`Each instance keeps a 52-bit prefix of every issued key\'s hash in memory (\`src/auth/keyIndex.ts\`), so that a key nobody issued is refused without a database lookup: ${r.keyIndex.keys.toLocaleString('en')} keys take ${fmt(r.keyIndex.bytes / 2 ** 20, 1)} MiB of heap (${fmt(r.keyIndex.bytesPerKey, 0)} bytes a key; \`bench/keyIndexMemory.ts\`).`);
+  out();
+  out(renderPgliteBreakdown(r.pglite));
   out();
   out('## Peak memory');
   out();
@@ -270,8 +264,8 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   out('- **service+Redis**: the same with `REDIS_URL`: the limiter script runs in Redis; a key this far from its limits reserves up to 100 requests per round trip (`RATE_LIMIT_REDIS_BATCH`).');
   out('- **service+Redis batch 1**: the same with `RATE_LIMIT_REDIS_BATCH=1`: a Redis round trip for every request, as before batching.');
   out('- **service 2 workers**: `WORKERS=2` (node:cluster, one port), each with a pool of 5 and the Redis limiter, so the quota holds across workers; on this 2-core machine they share the cores with Postgres, Redis and autocannon.');
-  out('- **service on embedded PostgreSQL**: the same on the embedded database (no `DATABASE_URL`).');
-  out('- **service with 1 connection**: on Postgres with `DB_POOL_MAX=1`, one connection.');
+  out('- **service on PGlite**: the same on the embedded database (no `DATABASE_URL`).');
+  out('- **service with 1 connection**: on Postgres with `DB_POOL_MAX=1`, the one connection the embedded store allows: what of PGlite\'s cost is the single connection rather than WASM.');
   out('- **service without metrics**: `METRICS=false`: no /metrics, no per-request counting, no query timing.');
   out('- **service with traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` set: a span per request and per SQL statement (here 2: the key is cached), batched and sent as OTLP/HTTP JSON to a sink, `bench/bareServer.ts` in a process of its own answering 200 to everything.');
   out('- **Fastify**: `bench/baselineServer.ts`, the ceiling: bare Fastify running the service\'s own SQL (src/pets/sql.ts) through a plain pg.Pool, with nothing else of the service.');

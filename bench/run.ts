@@ -13,6 +13,7 @@ import { createEmbeddedDatabase, createPostgresDatabase, seedOrders } from './da
 import { decompose, profiledCosts } from './decomposition.js';
 import { compareSerializers } from './serializers.js';
 import { measure, rounds as runRounds, type Arm, type Measurement } from './load.js';
+import { pgliteBreakdown } from './pgliteBreakdown.js';
 import { renderReport, type Report } from './report.js';
 import { median, rotate } from './stats.js';
 import { startTarget, type Target } from './targets.js';
@@ -105,7 +106,7 @@ async function main(): Promise<Report> {
   const otlpSink = await start('OTLP sink (bare node:http)', 'bench/bareServer.ts', {}, '/');
   const serviceTraced = await start('service (Postgres, OTLP traces)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.baseUrl }, '/readyz');
   const serviceOnePool = await start('service (Postgres, DB_POOL_MAX=1)', 'src/server.ts', { ...serviceEnv, ...pgDb.env, DB_POOL_MAX: '1' }, '/readyz');
-  const serviceEmbedded = await start('service (embedded PostgreSQL)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
+  const serviceEmbedded = await start('service (PGlite)', 'src/server.ts', { ...serviceEnv, ...embedded.env }, '/readyz');
   const fastify = await start('bare Fastify + same SQL and pool', 'bench/baselineServer.ts', pgDb.env, '/pets/1');
   const bare = await start('bare node:http, constant array', 'bench/bareServer.ts', {}, '/');
   const serviceOrders = await start('service (Postgres, orders)', 'src/server.ts', { ...serviceEnv, ...ordersDb.env }, '/readyz');
@@ -130,7 +131,7 @@ async function main(): Promise<Report> {
   const redis = serviceRedis ? serviceArms(serviceRedis, pgDb.key, 'service+Redis') : undefined;
   const clustered = serviceCluster ? serviceArms(serviceCluster, pgDb.key, 'service 2 workers') : undefined;
   const redisEach = serviceRedisEach ? serviceArms(serviceRedisEach, pgDb.key, 'service+Redis batch 1') : undefined;
-  const lite = serviceArms(serviceEmbedded, embedded.key, 'service on embedded PostgreSQL');
+  const lite = serviceArms(serviceEmbedded, embedded.key, 'service on PGlite');
   const checked = serviceArms(serviceChecked, pgDb.key, 'service+response validation');
   const noMetrics = serviceArms(serviceNoMetrics, pgDb.key, 'service without metrics');
   const traced = serviceArms(serviceTraced, pgDb.key, 'service with traces');
@@ -215,14 +216,14 @@ async function main(): Promise<Report> {
   log('Serializers: a listPets page by fast-json-stringify and by JSON.stringify…');
   const serializers = compareSerializers(quick ? 2 : 5, quick ? 50_000 : 200_000);
 
-  log('Log writers: CPU per request line…');
-  const logWriters = await runNode(['--import', 'tsx', 'bench/logWriters.ts', '--lines', quick ? '20000' : '100000', '--rounds', quick ? '2' : '5']);
-
   log('The create ceiling of the id-order lock, by number of instances…');
   const createCeiling = await runNode(['--import', 'tsx', 'bench/createCeiling.ts', ...(quick ? ['--seconds', '1', '--rounds', '1'] : [])]);
 
   log('The index of issued API keys: memory for a million keys…');
   const keyIndex = JSON.parse(await runNode(['--expose-gc', '--import', 'tsx', 'bench/keyIndexMemory.ts', '1000000'])) as Report['keyIndex'];
+
+  log('PGlite, layer by layer…');
+  const pglite = await pgliteBreakdown({ pets: SMALL_PETS, seconds: 1, rounds: quick ? 2 : 3, log, adminUrl });
 
   const peakRss = Object.fromEntries(targets.map((t) => [t.name, t.peakRssMiB()]));
   return {
@@ -238,7 +239,7 @@ async function main(): Promise<Report> {
     roundTrips,
     burst,
     scale,
-    logWriters: logWriters.trim(),
+    pglite,
     createCeiling: createCeiling.trim(),
     serializers,
     keyIndex,
@@ -349,7 +350,11 @@ async function versions() {
   await client.connect();
   const postgres = (await client.query('SHOW server_version')).rows[0].server_version as string;
   await client.end();
-  return { node: process.version, postgres };
+  const { PGlite } = await import('@electric-sql/pglite');
+  const lite = await PGlite.create();
+  const pglite = (await lite.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+  await lite.close();
+  return { node: process.version, postgres, pglite };
 }
 
 // What is left on Ctrl-C or a failure (databases, servers, folders) is undone by lib/cleanup.ts.

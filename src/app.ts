@@ -10,15 +10,11 @@ import docsPlugin from './docs/plugin.js';
 import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import healthPlugin from './health/plugin.js';
-import connectionLimitsPlugin from './http/connectionLimits.js';
 import corsPlugin from './http/cors.js';
 import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
-import responseObserversPlugin from './http/responseObservers.js';
 import { requestId } from './http/requestId.js';
-import unreadBodiesPlugin from './http/unreadBodies.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
-import { lazyChildLogger } from './logging/lazyChildLogger.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
@@ -39,7 +35,7 @@ export interface AppOptions {
 /**
  * Builds the whole service as a tree of plugins, ready to listen (docs/ARCHITECTURE.md):
  * root: errors, the arrival hook, protocol answers, CORS, the request line and metrics
- * (whose listener is their own), connection caps, and the shared capabilities (database,
+ * (whose listener is their own), and the shared capabilities (database,
  * API keys, rate-limit store, identification and counting); beside each other: health,
  * docs, and the API under its base path, whose gate alone authenticates and counts.
  */
@@ -51,7 +47,6 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     logger: loggerOptions(config, opts.logStream),
     // Fastify's two lines per request are replaced by one (logging/requestLog.ts).
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyChildLogger,
     genReqId: requestId,
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
@@ -75,16 +70,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(arrivalPlugin);
   await app.register(shutdownPlugin);
   await app.register(protocolAnswersPlugin);
-  await app.register(unreadBodiesPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });
-  await app.register(responseObserversPlugin);
   await app.register(requestLogPlugin);
   await app.register(metricsPlugin, {
     enabled: config.metrics.enabled,
     operations: [...operationsById(doc).keys()],
     listener: { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token },
   });
-  await app.register(connectionLimitsPlugin, { ...config.http, clock });
   await app.register(databasePlugin, { config });
   await app.register(apiKeysPlugin, { clock });
   await app.register(rateLimitStorePlugin, { config, clock });

@@ -66,9 +66,6 @@ export interface Config {
      * request on one the service is closing (docs/RELIABILITY.md, "Connections").
      */
     keepAliveTimeoutMs: number;
-    maxConnections: number;
-    /** Open connections from one peer address (IPv6: one /64); 0 means no cap (the default behind a proxy). */
-    maxConnectionsPerAddress: number;
   };
   /** Server-side Postgres timeouts, below the client-side query timeout, so an error answer means a rollback. */
   db: {
@@ -145,8 +142,6 @@ const schema = {
     REQUEST_TIMEOUT_SECONDS: { type: 'number', minimum: 0.1, maximum: 300, default: 10 },
     // Above the idle timeout of any load balancer in front (AWS ALB: 60 s); Fastify's default.
     KEEP_ALIVE_TIMEOUT_SECONDS: { type: 'number', minimum: 1, maximum: 3600, default: 72 },
-    MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 10_000 },
-    MAX_CONNECTIONS_PER_ADDRESS: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     DB_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 },
     DB_LOCK_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60_000, default: 3000 },
     REDIS_TIMEOUT_MS: { type: 'integer', minimum: 10, maximum: 5000, default: 150 },
@@ -204,8 +199,6 @@ interface Env {
   HEADERS_TIMEOUT_SECONDS: number;
   REQUEST_TIMEOUT_SECONDS: number;
   KEEP_ALIVE_TIMEOUT_SECONDS: number;
-  MAX_CONNECTIONS: number;
-  MAX_CONNECTIONS_PER_ADDRESS?: number;
   DB_STATEMENT_TIMEOUT_MS: number;
   DB_LOCK_TIMEOUT_MS: number;
   REDIS_TIMEOUT_MS: number;
@@ -333,7 +326,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new StartupError('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS.');
   }
   const trusted = trustProxy(e.TRUST_PROXY);
-  const proxied = trusted !== false;
   const traces = tracesEndpoint(e);
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
@@ -356,9 +348,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: e.HEADERS_TIMEOUT_SECONDS * 1000,
       requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
-      maxConnections: e.MAX_CONNECTIONS,
-      // Behind a proxy every connection comes from the proxy's address: no cap unless asked for.
-      maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? (proxied ? 0 : 256),
     },
     db: { statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS, lockTimeoutMs: e.DB_LOCK_TIMEOUT_MS },
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,

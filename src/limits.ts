@@ -16,9 +16,10 @@ export const KEY_INDEX_REFRESH_MS = 500;
 /** A recurring fault (an outage, refused connections) writes at most one log line per this long, with the count since the last. */
 export const FAULT_LOG_INTERVAL_MS = 10_000;
 /**
- * After an error answer to a request whose body is still arriving, the rest is read and dropped
- * for at most this long and this much before the connection closes (nginx's lingering close:
- * closing at once can reset the connection before the client has read the answer).
+ * After an error answer to an authenticated request whose body is still arriving, the rest is
+ * read and dropped for at most this long and this much before the connection closes (nginx's
+ * lingering close: closing at once can reset the connection before the client has read the
+ * answer; http/lingeringClose.ts). An unauthenticated request gets no reading at all.
  */
-export const LINGER_MS = 5_000;
-export const LINGER_BYTES = 8 * 1024 * 1024;
+export const LINGER_MS = 2_000;
+export const LINGER_BYTES = 4 * 1024 * 1024;

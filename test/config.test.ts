@@ -21,14 +21,9 @@ describe('configuration', () => {
     expect(c.rateLimits.ban).toEqual({ after: 10, seconds: 900, graceMs: 2000 });
     expect(c.rateLimits.redisBatch).toBe(100);
     expect(c.shutdown).toEqual({ drainSeconds: 5, graceSeconds: 10 });
-    expect(c.http).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000, maxConnectionsPerAddress: 256 });
+    expect(c.http).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 });
     expect(c.db).toEqual({ statementTimeoutMs: 5000, lockTimeoutMs: 3000 });
     expect(c.redisTimeoutMs).toBe(150);
-  });
-
-  it('does not cap connections per address behind a proxy unless asked to', () => {
-    expect(loadConfig({ TRUST_PROXY: 'true' }).http.maxConnectionsPerAddress).toBe(0);
-    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8', MAX_CONNECTIONS_PER_ADDRESS: '50' }).http.maxConnectionsPerAddress).toBe(50);
   });
 
   it('reads overrides and strips a trailing slash from the public URL', () => {

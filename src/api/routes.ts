@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { requireApiKey } from '../auth/plugin.js';
-import { continueIfExpected } from '../http/unreadBodies.js';
+import { continueIfExpected } from '../http/lingeringClose.js';
 import { errors } from '../errors/apiError.js';
 import { operationsById, type OpenApiDocument, type OperationEntry } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';

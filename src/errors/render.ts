@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { endLingering } from '../http/lingeringClose.js';
-import { closeIfBodyUnread } from '../http/unreadBodies.js';
+import { closeOrLinger, endLingering } from '../http/lingeringClose.js';
 import type { ApiError } from './apiError.js';
 
 export const NOSNIFF = 'nosniff';
@@ -30,7 +29,7 @@ export function errorResponse(err: ApiError, requestId: string) {
 /** Sends an error through Fastify (hooks such as the rate-limit headers still apply). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   const { statusCode, headers, body } = errorResponse(err, request.id);
-  closeIfBodyUnread(request, reply);
+  closeOrLinger(request, reply);
   return reply.code(statusCode).headers(headers).send(body);
 }
 

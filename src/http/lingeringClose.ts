@@ -1,47 +1,79 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { LINGER_BYTES, LINGER_MS } from '../limits.js';
+import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
+import { BODY_LIMIT, LINGER_BYTES, LINGER_MS } from '../limits.js';
 
+/** Sockets whose request was answered while its body is still arriving (their answer is out: nothing more may be written). */
 const lingering = new WeakSet<Socket>();
+export const isLingering = (socket: Socket) => lingering.has(socket);
 
 /**
- * Closes the connection of a request answered while its body is still arriving, without
- * losing the answer: nginx's lingering close. Closing at once leaves the rest of the body
- * unread in the kernel, which then resets the connection, and a reset can discard the answer
- * before the client reads it (Node's fetch reported EPIPE instead of the 413). So the answer
- * goes out with `Connection: close` and a FIN, the rest of the body is read and dropped, and
- * the connection closes once the body has ended, the client has closed, or LINGER_BYTES or
- * LINGER_MS are reached: a body that trickles or never ends cannot hold it.
+ * Reads and drops the rest of a body after its answer, at most LINGER_BYTES of it (counted
+ * from the error on), and closes LINGER_MS after the answer unless the body has ended:
+ * nginx's lingering close. Closing with the body unread makes the kernel reset the
+ * connection, and the reset can discard the answer before the client has read it (Node's
+ * fetch reported EPIPE instead of the 413): past LINGER_BYTES reading stops, but the close
+ * still waits for LINGER_MS. A body that ends within the bounds leaves the connection open
+ * for the next request, as HTTP keep-alive has it.
  */
-export function lingerAfterAnswer(req: IncomingMessage): void {
+function linger(req: IncomingMessage, answer: ServerResponse): void {
   const socket = req.socket;
-  if (lingering.has(socket)) return;
   lingering.add(socket);
-  let answered = false;
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded <= LINGER_BYTES) return;
-    if (answered) socket.destroy();
-    else req.pause(); // the answer first
-  });
-  const closeWhenSent = () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()));
-  // Node's HTTP server calls this once a response with `Connection: close` is written, to end and destroy the socket.
-  socket.destroySoon = () => {
-    answered = true;
-    if (socket.writable) socket.end();
-    if (req.complete || discarded > LINGER_BYTES) return closeWhenSent();
-    req.once('end', closeWhenSent);
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    socket.once('close', () => clearTimeout(timer));
-    req.resume();
+  let read = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const done = () => {
+    clearTimeout(timer);
+    lingering.delete(socket);
   };
+  // Read from now on: a request nobody reads when its answer is sent has its body dropped by Node out of sight, uncounted.
+  req.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > LINGER_BYTES) req.pause();
+  });
+  req.once('end', done);
+  socket.once('close', done);
+  answer.once('finish', () => {
+    if (lingering.has(socket)) timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  });
+  req.resume();
 }
 
-/** The same bound for an answer written straight to the socket (errors/clientError.ts): FIN now, closed within LINGER_MS. */
+/**
+ * On the error path (errors/render.ts): a request answered before its body was read. An
+ * unauthenticated one earns no reading, and a client waiting for `100 Continue` has sent
+ * nothing: `Connection: close`, and Node closes once the answer is written. Any other keeps
+ * its connection while the rest is read and dropped, within bounds (without Fastify's own
+ * `Connection: close` on a body error, which would make Node close at once).
+ */
+export function closeOrLinger(request: FastifyRequest, reply: FastifyReply): void {
+  const { headers } = request;
+  // A request without a body (a GET) can be answered before Node's parser has marked it complete.
+  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  if (!hasBody || request.raw.complete || lingering.has(request.raw.socket)) return;
+  if (request.apiKey === undefined || headers.expect?.toLowerCase() === '100-continue') {
+    reply.header('connection', 'close');
+    return;
+  }
+  reply.removeHeader('connection');
+  linger(request.raw, reply.raw);
+}
+
+/** An answer written straight to a socket Node's parser gave up on (errors/clientError.ts): FIN now, closed within LINGER_MS. */
 export function endLingering(socket: Duplex, answer: string): void {
   socket.end(answer);
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   socket.once('close', () => clearTimeout(timer));
 }
+
+/**
+ * A route-level preParsing hook of the operations that take a body (api/routes.ts): the
+ * `100 Continue` a client asked for, sent once the request has passed authentication and its
+ * quota (protocolAnswers.ts keeps Node from sending it at once), and never for a body the
+ * limit refuses on its Content-Length: that gets its 413 without having been asked for.
+ */
+export const continueIfExpected: preParsingHookHandler = (request, reply, payload, done) => {
+  const { expect, 'content-length': length } = request.headers;
+  if (expect?.toLowerCase() === '100-continue' && !(Number(length) > BODY_LIMIT)) reply.raw.writeContinue();
+  done(null, payload);
+};

@@ -14,38 +14,27 @@ export interface FaultLog {
   flush(fault?: string): void;
 }
 
-interface State {
-  lastLineAt: number;
-  pending: number;
-  fields: Record<string, unknown> | undefined;
-  level: Level;
-}
-
 /**
  * Log lines for faults that repeat with the traffic (a database outage answers every request
  * 503): without this an outage writes a line per request, and the log grows with the load
- * exactly when someone needs to read it.
+ * exactly when someone needs to read it. pino has no such rate limit of its own.
  */
 export function createFaultLog(log: FastifyBaseLogger, clock: Clock, intervalMs: number): FaultLog {
-  const faults = new Map<string, State>();
-  const write = (fault: string, state: State, now: number) => {
+  const faults = new Map<string, { lastLineAt: number; pending: number; fields?: Record<string, unknown>; level: Level }>();
+  const write = (fault: string, now: number) => {
+    const state = faults.get(fault)!;
     log[state.level]({ ...state.fields, count: state.pending }, fault);
-    state.lastLineAt = now;
-    state.pending = 0;
+    Object.assign(state, { lastLineAt: now, pending: 0 });
   };
   return {
     report(fault, fields, level = 'warn') {
-      let state = faults.get(fault);
-      if (!state) faults.set(fault, (state = { lastLineAt: -Infinity, pending: 0, fields, level }));
-      state.pending++;
-      state.fields = fields;
-      state.level = level;
+      const state = faults.get(fault) ?? { lastLineAt: -Infinity, pending: 0, level };
+      faults.set(fault, Object.assign(state, { pending: state.pending + 1, fields, level }));
       const now = clock();
-      if (now - state.lastLineAt >= intervalMs) write(fault, state, now);
+      if (now - state.lastLineAt >= intervalMs) write(fault, now);
     },
     flush(fault) {
-      const now = clock();
-      for (const [name, state] of faults) if ((fault === undefined || fault === name) && state.pending > 0) write(name, state, now);
+      for (const [name, state] of faults) if ((fault === undefined || fault === name) && state.pending > 0) write(name, clock());
     },
   };
 }

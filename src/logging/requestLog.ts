@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
-import { requestLineWriter } from './requestLine.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -12,46 +11,40 @@ declare module 'fastify' {
   }
 }
 
-const round = (ms: number) => Math.round(ms * 100) / 100;
-
 /**
  * One log line per request, written when the answer is sent, instead of Fastify's two
- * (received and completed). It carries the request id as `reqId`, as every other line of
- * the request (logging/lazyChildLogger.ts), without a child logger: at info level it is
- * written whole by requestLine.ts. Never a header, so never a key. At debug level it adds
- * the limiter's decision.
+ * (received and completed; disableRequestLogging in app.ts). Through the request's logger,
+ * so it carries the request id as `reqId` like every other line of the request. Never a
+ * header, so never a key. At debug level it adds the limiter's decision.
  */
 export default fp(
   async function requestLogPlugin(app: FastifyInstance) {
     const log = app.log as Logger;
-    const debug = log.isLevelEnabled('debug');
     if (!log.isLevelEnabled('info')) return;
-    const writeLine = requestLineWriter(log);
-    app.observeResponses((request, reply, config) => {
+    const debug = log.isLevelEnabled('debug');
+    app.addHook('onResponse', (request, reply, done) => {
+      const { config } = request.routeOptions;
       const status = reply.statusCode;
-      if (status < 400 && config.quietWhenOk) return;
-      const limit = request.rateLimit;
-      const fields = {
-        reqId: request.id,
-        op: config.operationId,
-        method: request.method,
-        url: request.url,
-        status,
-        ms: round(reply.elapsedTime),
-        ip: request.ip,
-        keyId: request.apiKey?.id,
-        plan: limit?.plan,
-        rateLimit: limit?.outcome,
-      };
-      if (!debug) return writeLine(fields);
-      log.info(
-        {
-          ...fields,
-          limiter: limit && { remaining: limit.remaining, limit: limit.limit, mode: limit.mode },
-        },
-        'request',
-      );
+      if (status >= 400 || !config.quietWhenOk) {
+        const limit = request.rateLimit;
+        request.log.info(
+          {
+            op: config.operationId,
+            method: request.method,
+            url: request.url,
+            status,
+            ms: Math.round(reply.elapsedTime * 100) / 100,
+            ip: request.ip,
+            keyId: request.apiKey?.id,
+            plan: limit?.plan,
+            rateLimit: limit?.outcome,
+            limiter: debug && limit ? { remaining: limit.remaining, limit: limit.limit, mode: limit.mode } : undefined,
+          },
+          'request',
+        );
+      }
+      done();
     });
   },
-  { name: 'request-log', dependencies: ['response-observers'] },
+  { name: 'request-log' },
 );

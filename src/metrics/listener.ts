@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errors } from '../errors/apiError.js';
+import { errors, type ApiError } from '../errors/apiError.js';
 import { errorResponse } from '../errors/render.js';
 import { requestId } from '../http/requestId.js';
 
@@ -10,35 +10,27 @@ export interface MetricsListenerOptions {
   port: number;
   /** When set, a scrape must send `Authorization: Bearer <token>`. */
   token: string | undefined;
-  /** The Prometheus text of this process. */
+  /** The Prometheus text, and its content type. */
   scrape(): Promise<string>;
   contentType: string;
 }
 
-export interface MetricsListener {
-  /** Where it listens (the port is known only once it listens when 0 was asked for). */
-  url: string;
-  close(): Promise<void>;
-}
-
-function sendsToken(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(header ?? '');
-  const expected = Buffer.from(`Bearer ${token}`);
+const sendsToken = (header = '', token: string) => {
+  const [given, expected] = [Buffer.from(header), Buffer.from(`Bearer ${token}`)];
   return given.length === expected.length && timingSafeEqual(given, expected);
-}
+};
 
 /**
- * GET /metrics (Prometheus text format) on a listener of its own, apart from the API's: by
- * default on the loopback interface, so a scrape never shares the public port, is never
- * counted against a quota, and costs API traffic nothing. Anything else gets an Error body.
+ * GET /metrics on a listener of its own, apart from the API's: by default on the loopback
+ * interface, so a scrape never shares the public port, is never counted against a quota, and
+ * costs API traffic nothing. Anything else gets an Error body. Returns its URL and its close.
  */
-export async function startMetricsListener(opts: MetricsListenerOptions): Promise<MetricsListener> {
+export async function startMetricsListener(opts: MetricsListenerOptions): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const send = (statusCode: number, headers: Record<string, string>, body: string) => {
-      res.writeHead(statusCode, { ...headers, 'content-length': Buffer.byteLength(body) });
-      res.end(req.method === 'HEAD' ? undefined : body);
+      res.writeHead(statusCode, { ...headers, 'content-length': Buffer.byteLength(body) }).end(req.method === 'HEAD' ? undefined : body);
     };
-    const fail = (error: ReturnType<typeof errors.not_found>) => {
+    const fail = (error: ApiError) => {
       const { statusCode, headers, body } = errorResponse(error, requestId(req));
       send(statusCode, headers, JSON.stringify(body));
     };
@@ -57,16 +49,10 @@ export async function startMetricsListener(opts: MetricsListenerOptions): Promis
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE' ? new Error(`METRICS_PORT ${opts.port} on ${opts.host} is already in use: set METRICS_PORT to a free port, or METRICS=false.`, { cause: err }) : err),
     );
-    server.listen(opts.port, opts.host, () => resolve());
+    server.listen(opts.port, opts.host, resolve);
   });
   const { port } = server.address() as AddressInfo;
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  return {
-    url: `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}/metrics`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const host = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const close = () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()));
+  return { url: `http://${host}:${port}/metrics`, close };
 }

@@ -2,10 +2,10 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../helpers/apiKeys.js';
 import { startServer, type Server } from '../helpers/processes.js';
-import { LINGER_BYTES, LINGER_MS } from '../../src/limits.js';
+import { BODY_LIMIT, LINGER_BYTES, LINGER_MS } from '../../src/limits.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 
-/** Answers sent while the client is still sending: it must get to read them (nginx's lingering close). */
+/** Answers sent while the client is still sending: it must get to read them (nginx's lingering close), within bounds. */
 const REQUEST_TIMEOUT_S = 8;
 let db: TestDatabase;
 let server: Server;
@@ -34,7 +34,10 @@ function sendOnAndOn(head: string, send: (socket: net.Socket, sent: { bytes: num
     let text = '';
     socket.on('data', (chunk) => (text += chunk));
     socket.on('error', () => {});
-    socket.on('close', () => resolve({ text, sentBytes: sent.bytes, closedAfterMs: Date.now() - started }));
+    // Closed: reset, or ended by the server (a clean FIN, when nothing was left unread).
+    const closed = () => resolve({ text, sentBytes: sent.bytes, closedAfterMs: Date.now() - started });
+    socket.on('close', closed);
+    socket.on('end', closed);
     socket.once('connect', () => {
       socket.write(head);
       send(socket, sent);
@@ -42,8 +45,25 @@ function sendOnAndOn(head: string, send: (socket: net.Socket, sent: { bytes: num
   });
 }
 
-const postHead = (contentLength: number) =>
-  `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`;
+const postHead = (contentLength: number, extra = `Authorization: Bearer ${key}\r\n`) =>
+  `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`;
+
+const trickle = (socket: net.Socket, sent: { bytes: number }) => {
+  const timer = setInterval(() => (socket.writable ? socket.write('a', () => (sent.bytes += 1)) : clearInterval(timer)), 200);
+  socket.once('close', () => clearInterval(timer));
+};
+
+const flood = (socket: net.Socket, sent: { bytes: number }) => {
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  const pump = () => {
+    while (socket.writable) {
+      const more = socket.write(chunk);
+      sent.bytes += chunk.length;
+      if (!more) return void socket.once('drain', pump);
+    }
+  };
+  pump();
+};
 
 describe('an error answer while the body is still arriving', () => {
   it('reaches the client: 100 sequential 2 MiB uploads with fetch get 100 × 413 in the Error shape, no EPIPE or reset', async () => {
@@ -64,44 +84,50 @@ describe('an error answer while the body is still arriving', () => {
       );
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     }
-    console.log(`100 sequential 2 MiB uploads: ${JSON.stringify(outcomes)}`);
     expect(outcomes).toEqual({ '413 payload_too_large': 100 });
   }, 120_000);
 
-  it('cuts off a body that trickles on after the answer within LINGER_MS', async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const r = await sendOnAndOn(postHead(1 << 20), (socket, sent) => {
-      timer = setInterval(() => {
-        if (socket.writable) socket.write('a', () => (sent.bytes += 1));
-      }, 200);
-    });
-    clearInterval(timer);
+  it('reads a body that ends within the bounds to its end, and serves the next request on the connection', async () => {
+    const body = 'a'.repeat(BODY_LIMIT * 4);
+    const next = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`;
+    const r = await sendOnAndOn(postHead(body.length), (socket) => void socket.write(body + next));
+    expect(r.text.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200']);
+    expect(r.text.split('HTTP/1.1 200')[0]).not.toMatch(/\r\nconnection: close\r\n/i);
+  });
+
+  it('cuts off a body that trickles on after the answer at LINGER_MS', async () => {
+    const r = await sendOnAndOn(postHead(1 << 20), trickle);
     expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
-    expect(r.text).toMatch(/\r\nconnection: close\r\n/i);
-    // Closed by the linger bound, not by the request deadline (20 s) nor by the client.
+    // Closed by the linger bound, not by the request deadline (8 s) nor by the client.
     expect(r.closedAfterMs).toBeGreaterThanOrEqual(LINGER_MS - 100);
-    expect(r.closedAfterMs).toBeLessThan(LINGER_MS + 3000);
+    expect(r.closedAfterMs).toBeLessThan(LINGER_MS + 2000);
   }, 30_000);
 
-  it('cuts off a body that floods on after the answer once LINGER_BYTES are read', async () => {
-    const r = await sendOnAndOn(postHead(1 << 30), (socket, sent) => {
-      const chunk = Buffer.alloc(64 * 1024, 'a');
-      const pump = () => {
-        while (socket.writable) {
-          const more = socket.write(chunk);
-          sent.bytes += chunk.length;
-          if (!more) return void socket.once('drain', pump);
-        }
-      };
-      pump();
-    });
+  it('stops reading a body that floods on after the answer at LINGER_BYTES, and closes at LINGER_MS', async () => {
+    const r = await sendOnAndOn(postHead(1 << 30), flood);
     expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
-    console.log(`flood after a 413: cut off after ${(r.sentBytes / 2 ** 20).toFixed(1)} MiB sent, ${r.closedAfterMs} ms`);
     // What the client got into the kernel: what the server read and dropped, plus socket buffers (a few MiB on loopback).
     expect(r.sentBytes).toBeGreaterThan(LINGER_BYTES);
-    expect(r.sentBytes).toBeLessThan(LINGER_BYTES + 32 * 2 ** 20);
-    expect(r.closedAfterMs).toBeLessThan(LINGER_MS);
+    expect(r.sentBytes).toBeLessThan(LINGER_BYTES + 16 * 2 ** 20);
+    // Reading stopped at LINGER_BYTES; the close waits for LINGER_MS, so the client can read its answer first.
+    expect(r.closedAfterMs).toBeGreaterThanOrEqual(LINGER_MS - 100);
+    expect(r.closedAfterMs).toBeLessThan(LINGER_MS + 2000);
   }, 30_000);
+
+  it('reads nothing of an unauthenticated upload: 401 with Connection: close, closed at once', async () => {
+    const r = await sendOnAndOn(postHead(1 << 20, ''), trickle);
+    expect(r.text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(r.text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(r.closedAfterMs).toBeLessThan(LINGER_MS / 2);
+  });
+
+  it('sends no 100 Continue before a 413 on the Content-Length, and then reads nothing', async () => {
+    const r = await sendOnAndOn(postHead(8 << 20, `Authorization: Bearer ${key}\r\nExpect: 100-continue\r\n`), () => {});
+    expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(r.text).not.toMatch(/100 Continue/i);
+    expect(r.text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(JSON.parse(r.text.split('\r\n\r\n')[1]!)).toEqual({ code: 'payload_too_large', message: expect.any(String), status: 413 });
+  });
 
   it('still cuts off a body trickling past the request deadline with 408, and then closes within LINGER_MS', async () => {
     let timer: NodeJS.Timeout | undefined;

@@ -9,7 +9,6 @@ beforeAll(async () => {
   server = await startTestServer({
     REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT_S),
     HEADERS_TIMEOUT_SECONDS: '1',
-    MAX_CONNECTIONS_PER_ADDRESS: '256',
     RATE_LIMIT_ANONYMOUS: '100000/1000000',
   });
   port = Number(new URL(server.baseUrl).port);
@@ -81,10 +80,9 @@ describe('slow and greedy clients', () => {
   });
 
   it('keeps serving others while one address holds 1,000 trickling connections', async () => {
-    // An authenticated attacker: its bodies are read (slowly) until the request deadline.
+    // An authenticated attacker: its bodies are read (slowly) until the request deadline, then it reconnects.
     const key = await server.createKey('enterprise', { perMinute: 1_000_000, perDay: 10_000_000 });
-    let accepted = 0;
-    let cutOff = 0;
+    let timedOut = 0;
     let stop = false;
     const attackers = new Set<net.Socket>();
     const attack = () => {
@@ -94,8 +92,7 @@ describe('slow and greedy clients', () => {
       socket.once('connect', () => socket.write(postHead(`Authorization: Bearer ${key}\r\nContent-Length: 1000\r\n`)));
       void received.then(({ text }) => {
         attackers.delete(socket);
-        if (text === '') cutOff++;
-        else accepted++;
+        if (text.startsWith('HTTP/1.1 408 ')) timedOut++;
         setTimeout(attack, 100); // keep the pressure: one closed, another opened
       });
     };
@@ -117,9 +114,9 @@ describe('slow and greedy clients', () => {
     for (const s of attackers) s.destroy();
 
     const ok = outcomes.filter((s) => s === 200).length;
-    console.log(`legitimate: ${ok}/${outcomes.length} succeeded; attacker connections cut at once: ${cutOff}, answered (408): ${accepted}`);
+    console.log(`legitimate: ${ok}/${outcomes.length} succeeded; attacker connections answered 408: ${timedOut}`);
     expect(outcomes.length).toBeGreaterThanOrEqual(50);
     expect(ok / outcomes.length).toBeGreaterThanOrEqual(0.99);
-    expect(cutOff).toBeGreaterThanOrEqual(700); // at most 256 of the 1,000 held open at once
+    expect(timedOut).toBeGreaterThanOrEqual(1000); // each held to the request deadline (2 s), no longer
   }, 30_000);
 });

@@ -43,6 +43,18 @@ describe('protocol answers outside any operation, in the Error shape', () => {
     expect(res.headers).toMatch(/\r\nx-request-id: /i);
   });
 
+  it('answers a request with two Host headers with 400 bad_request (RFC 9112 §3.2)', async () => {
+    const auth = `Authorization: Bearer ${server.key}\r\n`;
+    for (const hosts of ['Host: a\r\nHost: b\r\n', 'Host: a\r\nhost: a\r\n']) {
+      for (const version of ['1.1', '1.0']) {
+        const res = parse(await rawExchange(server, `GET /v1/pets HTTP/${version}\r\n${hosts}${auth}\r\n`));
+        expect([res.status, res.body]).toEqual([400, errorBody('bad_request', 400)]);
+      }
+    }
+    // One Host is served.
+    expect(await rawExchange(server, `GET /v1/pets HTTP/1.1\r\nHost: a\r\n${auth}Connection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it('still serves an HTTP/1.0 request without Host', async () => {
     const raw = await rawExchange(server, `GET /v1/pets HTTP/1.0\r\nAuthorization: Bearer ${server.key}\r\n\r\n`);
     expect(raw).toMatch(/^HTTP\/1\.[01] 200 /);

@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
 import { parsePrometheus, sampleValue, type Sample } from '../helpers/prometheus.js';
@@ -105,6 +106,12 @@ describe('/metrics after known traffic', () => {
     expect([other.status, ((await other.json()) as { code: string }).code]).toEqual([404, 'not_found']);
     const post = await fetch(server.app.metricsUrl!, { method: 'POST' });
     expect([post.status, post.headers.get('allow'), ((await post.json()) as { code: string }).code]).toEqual([405, 'GET, HEAD', 'method_not_allowed']);
+  });
+
+  it('serves a metric another plugin registered in app.metricsRegistry', async () => {
+    const counter = new Counter({ name: 'animal_store_test_events_total', help: 'A test counter.', registers: [server.app.metricsRegistry] });
+    counter.inc(3);
+    expect(sampleValue((await scrape(server)).samples, 'animal_store_test_events_total')).toBe(3);
   });
 
   it('answers in the Prometheus text format, never cached', async () => {
