@@ -20,8 +20,8 @@ export const GET = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
  * already listed (ids are drawn before commit; without this a slower transaction could
  * commit a lower id after a higher one was read). Each create is one statement, committed
  * as it returns, so the lock is held for an insert and a commit, never across a round trip
- * to the service: creates still commit one at a time (the ceiling, for all instances
- * together, is measured by `npm run bench:creates`).
+ * to the service: creates still commit one at a time, for all instances together
+ * (`npm run bench -- --creates` measures create throughput).
  */
 const ID_ORDER_LOCK = 727_274_002;
 export const INSERT = `INSERT INTO pets (name, category_id, status)
