@@ -7,7 +7,7 @@ const COLUMNS = 'id, name, category_id AS "categoryId", status';
 /**
  * Keyset pages: an index range scan from the cursor, the same cost at any depth. Two
  * statements rather than "status = $3 OR $3 IS NULL", so each has one plan: pets_pkey
- * without a filter, pets_status_id_idx with one (see BENCHMARKS.md for the EXPLAIN).
+ * without a filter, pets_status_id_idx with one.
  */
 export const LIST = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
 export const LIST_BY_STATUS = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND status = $3 ORDER BY id LIMIT $2`;
