@@ -2,6 +2,7 @@
  * npm run bench: the service against its same-SQL ceiling on this machine, in paired rounds;
  * writes BENCHMARKS.md and exits 1 when a target is missed (bench/README.md).
  */
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
@@ -38,8 +39,11 @@ const onMeasured = (r: number, arm: Arm, m: Measurement) =>
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
+const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+
 async function main(): Promise<Report> {
   const started = Date.now();
+  const loadAtStart = loadAverage();
   log(`Building (npm run build, and the ceiling)…`);
   build();
   log('Preparing the database…');
@@ -94,6 +98,7 @@ async function main(): Promise<Report> {
     latency,
     metrics: await metricsLine(service),
     versions: { node: process.version, postgres: await postgresVersion() },
+    load: [loadAtStart, loadAverage()],
     durationSeconds: (Date.now() - started) / 1000,
   };
 }
