@@ -10,6 +10,7 @@ const UNIT = [
   'test/auth/keyVerifier.test.ts',
   'test/config.test.ts',
   'test/contract/contractCheck.test.ts',
+  'test/contract/document.test.ts',
   'test/errors/codes.test.ts',
   'test/errors/errorHandler.test.ts',
   'test/logging/faultLog.test.ts',
@@ -27,17 +28,13 @@ const PROCESSES = [
   'test/server.test.ts',
   'test/tracing/tracing.test.ts',
 ];
-/** Scale-out infrastructure of the tests' own (PgBouncer, Redis Cluster, HAProxy): `npm run test:scaleout`. */
-const SCALE_OUT = [
-  'test/db/pgbouncer.test.ts',
-  'test/ratelimit/redisCluster.test.ts',
-  'test/faults/loadBalancer.test.ts',
-  'test/faults/redisCluster.test.ts',
-];
-/** Long runs: thousands of requests, a fresh clone's quick start, interrupted runs: `npm run test:long`. */
+/** Long runs: thousands of generated requests, a limit shared by two instances, a fresh clone's quick start, interrupted runs: `npm run test:long`. */
 const LONG = ['test/long/**/*.test.ts', 'test/properties/api.test.ts', 'test/ratelimit/shared.test.ts'];
-/** Fault runs (processes killed, databases and Redis broken, slow clients): `npm run test:faults`. */
-const FAULTS = 'test/faults/**/*.test.ts';
+/**
+ * Several servers each, one file at a time: processes killed, Postgres and Redis broken, slow clients,
+ * and the scale-out infrastructure the tests start themselves (PgBouncer, a Redis Cluster, HAProxy): `npm run test:faults`.
+ */
+const FAULTS = ['test/faults/**/*.test.ts', 'test/db/pgbouncer.test.ts', 'test/ratelimit/redisCluster.test.ts'];
 /** Real-browser runs (Debian chromium driven by playwright-core): `npm run test:browser`. */
 const BROWSER = 'test/**/*.browser.test.ts';
 
@@ -60,7 +57,7 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...PROCESSES, ...SCALE_OUT, ...LONG, FAULTS, BROWSER],
+          exclude: [...UNIT, ...PROCESSES, ...LONG, ...FAULTS, BROWSER],
           // The files of a worker share their imports (the app's modules, loaded once: measured, import
           // time 31 s → 4 s and a third less CPU for the project). So a file must leave module state as
           // it found it; what must start clean (what tracing imports, say) runs in 'processes'.
@@ -69,10 +66,9 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'processes', include: PROCESSES, ...WITH_SERVICES } },
-      // One file at a time: these start several server processes each, and must not starve each other.
-      { extends: true, test: { name: 'scaleout', include: SCALE_OUT, fileParallelism: false, ...WITH_SERVICES } },
       { extends: true, test: { name: 'long', include: LONG, testTimeout: 300_000, ...WITH_SERVICES } },
-      { extends: true, test: { name: 'faults', include: [FAULTS], exclude: SCALE_OUT, fileParallelism: false, ...WITH_SERVICES } },
+      // One file at a time: these start several server processes each, and must not starve each other.
+      { extends: true, test: { name: 'faults', include: FAULTS, fileParallelism: false, ...WITH_SERVICES } },
       { extends: true, test: { name: 'browser', include: [BROWSER], testTimeout: 120_000, ...WITH_SERVICES } },
     ],
   },

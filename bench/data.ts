@@ -1,74 +1,47 @@
-import { rm } from 'node:fs/promises';
-import type pg from 'pg';
-import { openDatabase, type Database } from '../src/db/database.js';
+import pg from 'pg';
 import { createKey } from '../test/helpers/apiKeys.js';
 import { createDatabase, dropDatabase, rememberDatabase } from '../test/helpers/databases.js';
-import { scratchDir } from '../test/helpers/scratchDir.js';
-
-/** Room for every request of the benchmark: limits are counted, never reached. */
-export const HIGH_QUOTA = { perMinute: 100_000_000, perDay: 999_999_999 };
+import { runScript } from '../test/helpers/processes.js';
 
 export interface BenchDatabase {
-  /** DATABASE_URL for a Postgres database, or DATA_DIR for an embedded one. */
-  env: Record<string, string>;
+  env: { DATABASE_URL: string };
+  /** An enterprise key whose quota no run reaches: every request is authenticated and counted, none refused. */
   key: string;
-  db: Database;
+  /** The key's id: the ceiling places and lists orders as that key. */
+  owner: number;
+  /** The next pet nobody has ordered yet. */
+  nextPet(): number;
   drop(): Promise<void>;
 }
 
-/** Fills `pets` with `count` rows in one statement: names, categories and the three statuses in turn. */
-export async function seedPets(pool: pg.Pool, count: number): Promise<void> {
-  await pool.query(
-    `INSERT INTO pets (name, category_id, status)
-     SELECT 'Pet ' || i, 1 + i % 50, (ARRAY['available', 'pending', 'sold'])[1 + i % 3]
-       FROM generate_series(1, $1::int) AS i`,
-    [count],
-  );
-  await pool.query('ANALYZE pets');
-}
-
-/** The benchmark's key, made as an operator makes one (npm run apikey), in the database of `env`. */
-const benchKey = (env: Record<string, string>) => createKey(env, { plan: 'enterprise', name: 'bench', ...HIGH_QUOTA });
-
-/** A new, migrated and seeded Postgres database on the server of `adminUrl`. */
-export async function createPostgresDatabase(adminUrl: string, name: string, pets: number): Promise<BenchDatabase> {
+/**
+ * A new database on the server of `adminUrl`, migrated as an operator does it (npm run migrate),
+ * with `pets` pets in turn available, pending and sold, then `orderable` available pets for
+ * placeOrder to take one each, and `placed` orders of the benchmark's key for listOrders.
+ */
+export async function createBenchDatabase(adminUrl: string, name: string, { pets, orderable, placed }: { pets: number; orderable: number; placed: number }): Promise<BenchDatabase> {
   const env = { DATABASE_URL: await createDatabase(adminUrl, name) };
-  const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: '', poolMax: 2, onIdleError: () => {} });
+  const migrated = await runScript('scripts/migrate.ts', [], env);
+  if (migrated.code !== 0) throw new Error(`npm run migrate exited with ${migrated.code}:\n${migrated.stderr}`);
+  const key = await createKey(env, { plan: 'enterprise', name: 'bench', perMinute: 100_000_000, perDay: 999_999_999 });
+  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 1 });
   const drop = async () => {
-    await db.close();
+    await pool.end().catch(() => {});
     await dropDatabase(adminUrl, name);
   };
   rememberDatabase(adminUrl, name, drop);
-  await seedPets(db.pool, pets);
-  return { env, key: await benchKey(env), db, drop };
-}
-
-/** A new embedded PostgreSQL, seeded, then closed so that a server can open it. */
-export async function createEmbeddedDatabase(pets: number): Promise<Omit<BenchDatabase, 'db'>> {
-  const dir = await scratchDir('as-bench-');
-  const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1, onIdleError: () => {} });
-  await seedPets(db.pool, pets);
-  await db.close();
-  const env = { DATA_DIR: dir };
-  return { env, key: await benchKey(env), drop: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/**
- * For the order arms: `available` pets to place orders for, then `placed` of them already
- * ordered by the benchmark's key (its orders to list). Returns the key's id and the pets
- * that are left to order, lowest first.
- */
-export async function seedOrders(db: BenchDatabase, { available, placed }: { available: number; placed: number }) {
-  const { pool } = db.db;
-  const { rows: pets } = await pool.query<{ first: number }>(
-    `WITH added AS (
-       INSERT INTO pets (name, category_id, status) SELECT 'Orderable ' || i, 1, 'available' FROM generate_series(1, $1::int) AS i RETURNING id
-     ) SELECT min(id) AS first FROM added`,
-    [available],
+  await pool.query(
+    `INSERT INTO pets (name, category_id, status)
+     SELECT 'Pet ' || i, 1 + i % 50, (ARRAY['available', 'pending', 'sold'])[1 + i % 3] FROM generate_series(1, $1::int) AS i`,
+    [pets],
   );
-  const { rows: keys } = await pool.query<{ id: number }>(`SELECT id FROM api_keys WHERE name = 'bench'`);
-  const owner = keys[0]!.id;
-  const first = pets[0]!.first;
+  const { rows } = await pool.query<{ first: number }>(
+    `WITH added AS (INSERT INTO pets (name, category_id, status) SELECT 'Orderable ' || i, 1, 'available' FROM generate_series(1, $1::int) AS i RETURNING id)
+     SELECT min(id)::int AS first FROM added`,
+    [orderable],
+  );
+  const owner = (await pool.query<{ id: number }>(`SELECT id::int FROM api_keys WHERE name = 'bench'`)).rows[0]!.id;
+  const first = rows[0]!.first;
   // The pet and its order in one statement: the store refuses a pending pet without a placed order.
   await pool.query(
     `WITH pending AS (UPDATE pets SET status = 'pending' WHERE id >= $2 AND id < $2 + $3 RETURNING id)
@@ -77,13 +50,15 @@ export async function seedOrders(db: BenchDatabase, { available, placed }: { ava
   );
   await pool.query('ANALYZE pets; ANALYZE orders');
   let next = first + placed;
-  const last = first + available - 1;
+  const last = first + orderable - 1;
   return {
+    env,
+    key,
     owner,
-    /** The next pet nobody has ordered yet. */
     nextPet: () => {
-      if (next > last) throw new Error(`all ${available} orderable pets are ordered: seed more`);
+      if (next > last) throw new Error(`all ${orderable} orderable pets are ordered: seed more`);
       return next++;
     },
+    drop,
   };
 }

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { rotate } from './stats.js';
 
-/** One kind of request against one target: what an arm of the benchmark sends. */
+/** One kind of request against one server: what an arm of the benchmark sends. */
 export interface Arm {
   name: string;
   url: string;
@@ -12,10 +11,8 @@ export interface Arm {
   body?: string | (() => string);
   /** Every answer must have this status, or the run is invalid (default 200). */
   expect?: number;
-  /** The server's process: its CPU time per request is measured too. */
-  pid?: number;
-  /** The server's allocation meter (Target.allocatedBytes): bytes allocated per request are measured too. */
-  allocatedBytes?: () => Promise<number>;
+  /** The server's process, whose CPU time per request is measured. */
+  pid: number;
 }
 
 export interface Measurement {
@@ -23,33 +20,25 @@ export interface Measurement {
   p50: number;
   p99: number;
   requests: number;
-  /** CPU time the server process spent per request (user + system), in µs; when the arm names its pid. */
-  cpuMicros?: number;
-  /** Bytes the server allocated on its JS heap per request; when the arm has an allocation meter. */
-  allocBytes?: number;
+  /** CPU time (user + system) the server process spent per request, in µs. */
+  cpuMicros: number;
   /** Why the run is not a result: wrong statuses, errors or timeouts. */
   invalid?: string;
 }
 
-/** Runs autocannon (one HTTP/1.1 request in flight per connection, no pipelining). */
-export async function measure(
-  arm: Arm,
-  opts: { seconds: number; connections: number; rate?: number },
-): Promise<Measurement> {
+/** Runs autocannon (one request in flight per connection); with `rate`, at that many requests per second overall. */
+export async function measure(arm: Arm, opts: { seconds: number; connections: number; rate?: number }): Promise<Measurement> {
   const times: number[] = [];
-  const allocatedBefore = await arm.allocatedBytes?.();
-  const cpuBefore = arm.pid ? cpuMs(arm.pid) : 0;
+  const cpuBefore = cpuMs(arm.pid);
+  const { body } = arm;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
         url: arm.url,
         method: arm.method ?? 'GET',
         headers: arm.headers,
-        ...(typeof arm.body === 'function'
-          ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: (arm.body as () => string)() }) }] }
-          : { body: arm.body }),
+        ...(typeof body === 'function' ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: body() }) }] } : { body }),
         connections: opts.connections,
-        pipelining: 1,
         duration: opts.seconds,
         overallRate: opts.rate,
         timeout: 10,
@@ -61,29 +50,23 @@ export async function measure(
   });
   times.sort((a, b) => a - b);
   const expected = String(arm.expect ?? 200);
-  const wrong = Object.entries(result.statusCodeStats ?? {})
-    .filter(([code]) => code !== expected)
-    .map(([code, s]) => `${s.count}×${code}`);
   const problems = [
-    ...wrong,
+    ...Object.entries(result.statusCodeStats ?? {}).filter(([code]) => code !== expected).map(([code, s]) => `${s.count}×${code}`),
     ...(result.errors ? [`${result.errors} errors`] : []),
     ...(result.timeouts ? [`${result.timeouts} timeouts`] : []),
   ];
   const requests = result.requests.total;
-  const cpuMicros = arm.pid && requests > 0 ? ((cpuMs(arm.pid) - cpuBefore) * 1000) / requests : undefined;
-  const allocatedAfter = await arm.allocatedBytes?.();
   return {
-    ...(cpuMicros !== undefined && { cpuMicros }),
-    ...(allocatedBefore !== undefined && requests > 0 && { allocBytes: (allocatedAfter! - allocatedBefore) / requests }),
     rps: requests / result.duration,
     p50: percentile(times, 0.5),
     p99: percentile(times, 0.99),
     requests,
+    cpuMicros: requests > 0 ? ((cpuMs(arm.pid) - cpuBefore) * 1000) / requests : NaN,
     ...(problems.length || requests === 0 ? { invalid: problems.join(', ') || 'no requests' } : {}),
   };
 }
 
-/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
+/** CPU time (user + system, all threads) a process has used so far, in ms (/proc/<pid>/stat, in ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
@@ -94,25 +77,30 @@ function percentile(sorted: number[], q: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
 }
 
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /**
- * Runs every arm once per round after a warm-up; each arm's measurements in order. The order
- * rotates each round, or with `pairs`, alternates forwards and backwards (A B, then B A), so
- * that the arms a ratio compares, listed next to each other, always run one after the other.
+ * Warms every arm up, then runs them `count` times, forwards one round and backwards the next
+ * (A B C D, then D C B A), so that the two arms of a pair, listed next to each other, always
+ * run one after the other and the machine's drift falls on both. Each arm's measurements in order.
  */
-export async function rounds(
+export async function pairedRounds(
   arms: Arm[],
   count: number,
-  opts: { seconds: number; connections: number; warmupSeconds: number; rate?: number; pairs?: boolean; onMeasured?: (round: number, arm: Arm, m: Measurement) => void },
+  opts: { seconds: number; warmupSeconds: number; connections: number; rate?: number; onMeasured: (round: number, arm: Arm, m: Measurement) => void },
 ): Promise<Map<string, Measurement[]>> {
-  const { connections } = opts;
   const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
-  for (const arm of arms) await measure(arm, { seconds: opts.warmupSeconds, connections });
+  for (const arm of arms) await measure(arm, { seconds: opts.warmupSeconds, connections: opts.connections });
   for (let r = 0; r < count; r++) {
-    const order = !opts.pairs ? rotate(arms, r) : r % 2 === 0 ? arms : [...arms].reverse();
-    for (const arm of order) {
-      const m = await measure(arm, { seconds: opts.seconds, connections, rate: opts.rate });
+    for (const arm of r % 2 === 0 ? arms : [...arms].reverse()) {
+      const m = await measure(arm, { seconds: opts.seconds, connections: opts.connections, rate: opts.rate });
       results.get(arm.name)!.push(m);
-      opts.onMeasured?.(r, arm, m);
+      opts.onMeasured(r, arm, m);
     }
   }
   return results;

@@ -18,7 +18,7 @@ import { markedProcesses, RUN_VARIABLE } from '../helpers/testRun.js';
 
 const scripts = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 /** A command line that runs a file of this repository (the rest of the scripts run tools: tsc, vitest, redocly…). */
-const RUNS_OURS = /^(?:exec )?(?:tsx|node|bash|sh) ((?:scripts|src|dist)\/\S+)/;
+const RUNS_OURS = /^(?:exec )?(?:tsx|node|bash|sh) ((?:scripts|src|dist|bench|test)\/\S+)/;
 /** npm runs these before their script without its arguments; `npm start` compiles first, so the server is asked directly. */
 const NOT_THROUGH_NPM: Record<string, string> = { prestart: 'a hook of npm start', start: 'src/server.ts is asked directly below' };
 const npmScripts = Object.entries(scripts)
@@ -26,7 +26,7 @@ const npmScripts = Object.entries(scripts)
   .map(([name]) => name);
 
 /** Files people are told to run themselves, each as they are told to (README.md, docs/, deploy/). */
-const DOCUMENTED = /(?:npx tsx|npx --no-install tsx|node --import tsx|node|bash|sh) ((?:scripts|src|dist)\/[\w/.-]+\.(?:ts|js|sh|mjs))/g;
+const DOCUMENTED = /(?:npx tsx|npx --no-install tsx|node --import tsx|node|bash|sh) ((?:scripts|src|dist|bench|test)\/[\w/.-]+\.(?:ts|js|sh|mjs))/g;
 const docs = ['README.md', ...readdirSync(path.join(projectRoot, 'docs')).map((f) => `docs/${f}`), 'deploy/kubernetes/README.md'];
 const documented = [...new Set(docs.flatMap((file) => [...readFileSync(path.join(projectRoot, file), 'utf8').matchAll(DOCUMENTED)].map((m) => m[1]!)))];
 /** dist/… is the compiled form of a source file; the source is what is run here. */

@@ -3,8 +3,8 @@
 # engine here. Both stages are laid out from the Dockerfile's own COPY lines (so the two
 # cannot drift apart): the build stage compiles dist/ (with this checkout's node_modules
 # standing in for its `npm ci`), the final stage gets production dependencies only. The
-# final folder is then started as an unprivileged user, once with `npm start` and once with
-# the image's CMD, on the embedded store: it must serve, drain on SIGTERM and exit 0.
+# final folder is then started with the image's CMD as an unprivileged user, on a database of
+# its own on the local Postgres: it must serve, drain on SIGTERM and exit 0.
 # Any failed check exits 1. The repository's own dist/ is left alone.
 set -euo pipefail
 
@@ -14,10 +14,10 @@ Usage: npm run image:check
 
 Reproduces the Dockerfile without Docker: lays out both stages in temporary folders from the
 Dockerfile's own COPY lines, compiles in the first, runs npm ci --omit=dev in the final one,
-and starts that folder as an unprivileged user, once with npm start and once with the image's
-CMD, on the embedded store: it must serve, keep its data, drain on SIGTERM and exit 0. About
-30 s; exits 1 at the first failed check. Its folders and server are removed at the end, on
-failure and on Ctrl-C.
+and starts that folder with the image's CMD as an unprivileged user, on a database of its own
+(TEST_POSTGRES_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test's server):
+it must serve and drain on SIGTERM, exiting 0. About 30 s; exits 1 at the first failed check.
+Its folders, database and server are removed at the end, on failure and on Ctrl-C.
 USAGE
 }
 # shellcheck source=cli.sh
@@ -33,11 +33,14 @@ app=$work/app
 log=
 server_pid=
 passed=0
-runs=0
 
+admin_url=${TEST_POSTGRES_URL:-${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}}
+database=image_check_$$
+database_url=${admin_url%/*}/$database
 cleanup() {
-  # The server runs in a session of its own: stop all of it, then remove the folders.
+  # The server runs in a session of its own: stop all of it, then remove its database and the folders.
   if [ -n "$server_pid" ]; then kill -KILL -- "-$server_pid" 2>/dev/null || true; fi
+  psql "$admin_url" -qc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -60,7 +63,7 @@ fail() {
   exit 1
 }
 
-for tool in curl setsid ss; do command -v "$tool" >/dev/null || fail "needs $tool on PATH"; done
+for tool in curl psql setsid ss; do command -v "$tool" >/dev/null || fail "needs $tool on PATH"; done
 
 # --- The stages, read from the Dockerfile -----------------------------------------------
 echo "=== image:check: the Dockerfile's stages ==="
@@ -86,20 +89,8 @@ if [ -z "$image_user" ] || [ "$image_user" = root ] || [ "$image_user" = 0 ]; th
 declare -A image_env=()
 for pair in $(directive "$final" ENV); do image_env[${pair%%=*}]=${pair#*=}; done
 [ "${image_env[HOST]:-}" = 0.0.0.0 ] || fail "the final stage does not set HOST=0.0.0.0"
-data_dir=${image_env[DATA_DIR]:-}
-[ -n "$data_dir" ] || fail "the final stage does not set DATA_DIR"
 printf '%s\n' "$stage" | grep -Eq "^RUN .*npm ci --omit=dev --no-audit --no-fund" || fail "the final stage does not run npm ci --omit=dev --no-audit --no-fund"
-printf '%s\n' "$stage" | grep -Eq "^RUN .*chown ${image_user}(:${image_user})? ${data_dir}( |$)" || fail "the final stage does not give $data_dir to $image_user"
-ok "final stage: WORKDIR $workdir, USER $image_user, HOST=0.0.0.0, DATA_DIR=$data_dir owned by $image_user, CMD ${cmd[*]} (exec form)"
-
-# A path in the final image, as a path in its folder.
-in_app() {
-  case $1 in
-    "$workdir") echo "$app" ;;
-    "$workdir"/*) echo "$app/${1#"$workdir"/}" ;;
-    *) fail "$1 is outside $workdir" ;;
-  esac
-}
+ok "final stage: WORKDIR $workdir, USER $image_user, HOST=0.0.0.0, CMD ${cmd[*]} (exec form)"
 
 # Files the .dockerignore keeps out of the context cannot be copied: catch that here.
 ignored() {
@@ -197,6 +188,8 @@ ok "final stage: $copies COPY lines"
 # The environment the image gives every process (its ENV), then what differs in a folder.
 base_env=(PATH="$PATH" HOME="$work/home" npm_config_cache="$work/home/.npm" npm_config_update_notifier=false)
 for name in "${!image_env[@]}"; do base_env+=("$name=${image_env[$name]}"); done
+# With DATABASE_URL the server keeps nothing in DATA_DIR; still, not the host's /app/data.
+if [ -n "${image_env[DATA_DIR]:-}" ]; then base_env+=("DATA_DIR=$work/data"); fi
 
 echo "=== image:check: npm ci --omit=dev --no-audit --no-fund (as the Dockerfile) ==="
 (cd "$app" && env NODE_ENV="${image_env[NODE_ENV]:-}" npm ci --omit=dev --no-audit --no-fund --loglevel=error)
@@ -205,14 +198,13 @@ for dev in typescript tsx vitest; do [ ! -e "$app/node_modules/$dev" ] || fail "
 [ -z "$(find "$app" -path "$app/node_modules" -prune -o -name '*.ts' -print)" ] || fail "TypeScript sources in the folder"
 ok "no devDependencies (typescript, tsx, vitest) and no .ts sources in the folder"
 
-# The image's USER owns only DATA_DIR (RUN mkdir + chown); everything else stays root's.
-data=$(in_app "$data_dir")
-mkdir -p "$data" "$work/home"
+# Everything in the folder stays root's, as in the image; the server runs as another user.
+mkdir -p "$work/home"
 as_user=()
 if [ "$(id -u)" = 0 ]; then
-  chown nobody:nogroup "$data" "$work/home"
+  chown nobody:nogroup "$work/home"
   as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-  who="nobody (non-root; the folder is root's, only DATA_DIR is the user's, as in the image)"
+  who="nobody (non-root; the folder is root's, as in the image)"
 else
   who="$(id -un) (not root here, so no switch to another user)"
 fi
@@ -220,71 +212,26 @@ fi
 # (through sh: setpriv itself looks its command up before it drops privileges)
 user_node=$(env -i PATH="$PATH" "${as_user[@]}" sh -c 'node --version')
 [ "$user_node" = "$(node --version)" ] || fail "the server's user runs node $user_node, not $(node --version): make the node on PATH readable to it"
+in_folder() { (cd "$app" && env -i "${base_env[@]}" DATABASE_URL="$database_url" "${as_user[@]}" "$@"); }
 
-# --- prestart without dist/: a clear message, not "tsc: not found" ---------------------
+# --- npm start: without dist/ a clear message, not "tsc: not found"; with it, no compiling --
 mv "$app/dist" "$work/dist.aside"
-if (cd "$app" && env -i "${base_env[@]}" "${as_user[@]}" npm start >"$work/prestart.out" 2>&1); then
-  fail "npm start without dist/ succeeded"
-fi
+if in_folder npm start >"$work/prestart.out" 2>&1; then fail "npm start without dist/ succeeded"; fi
 if ! grep -q 'lacks' "$work/prestart.out" || ! grep -q 'dist/src/server.js' "$work/prestart.out"; then
   cat "$work/prestart.out" >&2
   fail "npm start without dist/ did not name what is missing"
 fi
 mv "$work/dist.aside" "$app/dist"
 ok "npm start without dist/ exits non-zero naming dist/src/server.js (no devDependencies needed to say so)"
+in_folder npm start -- --help >"$work/prestart.out" 2>&1 || { cat "$work/prestart.out" >&2; fail "npm start -- --help failed in the folder"; }
+ok "npm start -- --help in the folder: prestart passes without devDependencies and the server answers"
 
-# --- Start, serve, stop -----------------------------------------------------------------
-free_port() { node -e 'const s = require("node:net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
+# --- Start with the image's CMD, serve, stop ----------------------------------------------
+psql "$admin_url" -qc "CREATE DATABASE $database" >/dev/null || fail "cannot create database $database on $admin_url"
+port=$(node -e 'const s = require("node:net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+base=http://127.0.0.1:$port
+log=$work/server.log
 status_of() { curl -s -o "$work/body" -w '%{http_code}' --max-time 5 "$@" || true; }
-wait_ready() {
-  for _ in $(seq 1 300); do
-    [ "$(status_of "$base/readyz")" = 200 ] && return 0
-    kill -0 "$server_pid" 2>/dev/null || fail "$1 exited before it was ready"
-    sleep 0.2
-  done
-  fail "$1: /readyz did not answer 200 within 60 s"
-}
-# Waits up to 30 s for the server to exit (a zombie counts as exited); sets exit_code.
-wait_exit() {
-  exit_code=timeout
-  for _ in $(seq 1 150); do
-    if ! ps -o stat= -p "$server_pid" | grep -qv Z; then
-      exit_code=0
-      wait "$server_pid" || exit_code=$?
-      return
-    fi
-    sleep 0.2
-  done
-}
-# The image's CMD runs as `node ...`; npm start as npm (which execs node).
-start() {
-  local name=$1
-  shift
-  port=$(free_port)
-  base=http://127.0.0.1:$port
-  runs=$((runs + 1))
-  log=$work/server-$runs.log
-  # DATA_DIR and PORT are the folder's; a short drain keeps the check quick.
-  (cd "$app" && exec setsid env -i "${base_env[@]}" DATA_DIR="$data" PORT="$port" SHUTDOWN_DRAIN_SECONDS=2 "${as_user[@]}" "$@") >"$log" 2>&1 &
-  server_pid=$!
-  wait_ready "$name"
-  ss -Hltn "sport = :$port" | grep -q "0.0.0.0:$port" || fail "$name does not listen on 0.0.0.0:$port"
-  ok "$name: /readyz 200, listening on 0.0.0.0:$port as $who"
-}
-stop() {
-  local name=$1 draining=
-  kill -TERM "$server_pid"
-  # The drain (2 s here) keeps the listener open while /readyz says 503.
-  for _ in $(seq 1 10); do
-    [ "$(status_of "$base/readyz")" = 503 ] && draining=yes && break
-    sleep 0.1
-  done
-  [ -n "$draining" ] || fail "$name: /readyz did not answer 503 during the drain"
-  wait_exit
-  server_pid=
-  [ "$exit_code" = 0 ] || fail "$name: exit code after SIGTERM was $exit_code, not 0"
-  ok "$name: SIGTERM -> /readyz 503 while draining, then exit 0"
-}
 expect() {
   local want=$1 what=$2
   shift 2
@@ -293,29 +240,51 @@ expect() {
   [ "$got" = "$want" ] || fail "$what: $got, not $want ($(head -c 300 "$work/body"))"
   ok "$what: $got"
 }
+# A short drain keeps the check quick.
+(cd "$app" && exec setsid env -i "${base_env[@]}" DATABASE_URL="$database_url" PORT="$port" SHUTDOWN_DRAIN_SECONDS=2 "${as_user[@]}" "${cmd[@]}") >"$log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 300); do
+  [ "$(status_of "$base/readyz")" = 200 ] && break
+  kill -0 "$server_pid" 2>/dev/null || fail "${cmd[*]} exited before it was ready"
+  sleep 0.2
+done
+[ "$(status_of "$base/readyz")" = 200 ] || fail "${cmd[*]}: /readyz did not answer 200 within 60 s"
+ss -Hltn "sport = :$port" | grep -q "0.0.0.0:$port" || fail "${cmd[*]} does not listen on 0.0.0.0:$port"
+ok "${cmd[*]}: /readyz 200, listening on 0.0.0.0:$port as $who"
 
-echo "=== image:check: npm start in the folder (embedded store, DATA_DIR inside it) ==="
-start "npm start" npm start
 expect 200 "GET /healthz" "$base/healthz"
 expect 200 "GET /openapi.json (openapi.yaml is there)" "$base/openapi.json"
 expect 200 "GET /docs (Swagger UI from production dependencies)" -L "$base/docs"
 expect 401 "GET /v1/pets without a key" "$base/v1/pets"
 [ -f "$app/dist/scripts/apikey.js" ] || fail "dist/scripts/apikey.js is missing"
-key=$(cd "$app" && env -i "${base_env[@]}" DATA_DIR="$data" "${as_user[@]}" node dist/scripts/apikey.js create --plan free --name image-check | tail -n 1)
+key=$(in_folder node dist/scripts/apikey.js create --plan free --name image-check | tail -n 1)
 [ -n "$key" ] || fail "node dist/scripts/apikey.js create printed no key"
-ok "node dist/scripts/apikey.js create --plan free (through the running server's socket in DATA_DIR)"
+ok "node dist/scripts/apikey.js create --plan free"
 auth=(-H "Authorization: Bearer $key")
 expect 200 "GET /v1/pets with the key" "${auth[@]}" "$base/v1/pets"
 expect 201 "POST /v1/pets (migrations ran, the store writes)" "${auth[@]}" -H 'Content-Type: application/json' \
   -d '{"name": "Image Check", "categoryId": 7}' "$base/v1/pets"
-stop "npm start"
 
-echo "=== image:check: the image's CMD in the folder: ${cmd[*]} ==="
-start "${cmd[*]}" "${cmd[@]}"
-expect 200 "GET /v1/pets with the same key (DATA_DIR kept the store)" "${auth[@]}" "$base/v1/pets"
-grep -q '"Image Check"' "$work/body" || fail "the pet created in the first run is not listed"
-ok "the pet created by the first run is listed"
-stop "${cmd[*]}"
+# The drain keeps the listener open while /readyz says 503, then the process exits 0.
+kill -TERM "$server_pid"
+draining=
+for _ in $(seq 1 10); do
+  [ "$(status_of "$base/readyz")" = 503 ] && draining=yes && break
+  sleep 0.1
+done
+[ -n "$draining" ] || fail "/readyz did not answer 503 during the drain"
+exit_code=timeout
+for _ in $(seq 1 150); do
+  if ! ps -o stat= -p "$server_pid" | grep -qv Z; then
+    exit_code=0
+    wait "$server_pid" || exit_code=$?
+    break
+  fi
+  sleep 0.2
+done
+server_pid=
+[ "$exit_code" = 0 ] || fail "exit code after SIGTERM was $exit_code, not 0"
+ok "SIGTERM -> /readyz 503 while draining, then exit 0"
 
 log=
 echo "image:check: $passed passed, 0 failed (node $(node --version))"

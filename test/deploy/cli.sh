@@ -1,4 +1,4 @@
-# Sourced by the bash commands under scripts/: `--help`/`-h` print the caller's `usage` and exit 0;
+# Sourced by the bash commands under test/deploy/: `--help`/`-h` print the caller's `usage` and exit 0;
 # any other argument prints what is wrong and the usage on stderr and exits 2 (as scripts/lib/cli.ts).
 # shellcheck shell=bash
 no_arguments_but_help() {

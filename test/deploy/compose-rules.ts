@@ -1,6 +1,6 @@
 // The rules docker-compose.yml must keep, checked on `docker compose config` output (so
 // anchors, merges and overrides are resolved): tsx test/deploy/compose-rules.ts <base.yml> [<with-ports.yml>]
-// Called by test/deploy/compose-check.sh. Prints each rule; exits 1 on the first broken one.
+// Called by test/deploy/deploy-check.sh. Prints each rule; exits 1 on the first broken one.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
