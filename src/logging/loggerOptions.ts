@@ -2,10 +2,10 @@ import pino, { type LoggerOptions } from 'pino';
 import type { Config } from '../config.js';
 
 /**
- * JSON lines on stdout through pino's own asynchronous destination (sonic-boom: lines that
- * arrive while a write is under way go out together in the next; pino flushes what is left
- * when the process exits, a crash included). `pretty` hands the lines to pino-pretty, for a
- * developer's terminal.
+ * JSON lines on stdout through pino's own destination, written as they come (sync): with
+ * `sync: false`, a write still in flight when the process exits lands after the lines flushed
+ * at exit (test/logging/loggerOptions.test.ts saw line 0 last). `pretty` hands the lines to
+ * pino-pretty, for a developer's terminal.
  */
 export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>, stream?: NodeJS.WritableStream) {
   const options: LoggerOptions = {
@@ -17,5 +17,5 @@ export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>, st
   if (config.logFormat === 'pretty') {
     return { ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } };
   }
-  return { ...options, stream: pino.destination({ dest: 1, sync: false }) };
+  return { ...options, stream: pino.destination({ dest: 1, sync: true }) };
 }
