@@ -3,7 +3,7 @@
  * heap in use after loading them, less before. Run with --expose-gc (npm run bench does).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createKeyIndex } from '../src/auth/keyIndex.js';
+import { startKeyIndex } from '../src/auth/keyIndex.js';
 
 export async function keyIndexMemory(n: number): Promise<{ keys: number; bytes: number; bytesPerKey: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -11,19 +11,17 @@ export async function keyIndexMemory(n: number): Promise<{ keys: number; bytes: 
   const hashes = Array.from({ length: n }, () => createHash('sha256').update(randomBytes(32)).digest('hex'));
   gc();
   const before = process.memoryUsage().heapUsed;
-  const index = createKeyIndex({
+  const index = await startKeyIndex({
     changesSince: async () => ({ asOf: new Date(), active: hashes, revoked: [] }),
     intervalMs: 60_000,
-    onFailing: () => {},
-    onRecovered: () => {},
+    onHealth: () => {},
   });
-  await index.start();
   index.stop();
   gc();
   // The hashes themselves are alive in both readings: the difference is the index alone.
   const bytes = process.memoryUsage().heapUsed - before;
   if (hashes.length !== n) throw new Error('unreachable');
-  if (index.size() !== n) throw new Error(`the index holds ${index.size()} keys, not ${n}`);
+  for (const hash of hashes) if (!(await index.has(hash))) throw new Error(`the index lacks a key of the ${n}`);
   return { keys: n, bytes, bytesPerKey: bytes / n };
 }
 
