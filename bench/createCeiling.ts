@@ -15,7 +15,7 @@ import { createDatabase, dropDatabase } from '../test/helpers/databases.js';
 import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
 import { projectRoot } from '../src/paths.js';
 import { migrate } from '../src/db/migrate.js';
-import { INSERT, INSERT_KEYED } from '../src/pets/sql.js';
+import { INSERT } from '../src/pets/sql.js';
 import { median, rotate } from './stats.js';
 
 /** One way of creating a pet: what a create sends, on one connection. */
@@ -26,12 +26,8 @@ const pet = () => [`bench ${randomUUID()}`, 1, 'available'];
 const VARIANTS: Record<string, { label: string; run: Variant }> = {
   plain: { label: 'plain create (one statement, in id order)', run: (c) => c.query(INSERT, pet()) },
   keyed: {
-    label: 'keyed create (one statement, in id order)',
-    run: (c, apiKeyId) => c.query(INSERT_KEYED, [apiKeyId, 'createPet', randomUUID(), 'h', ...pet()]),
-  },
-  keyedThreeStatements: {
-    // The design create_pet_keyed replaced: the lock was held from the insert across two more round trips.
-    label: 'keyed create as before (claim, insert, save, commit: lock held across 2 round trips)',
+    // As src/idempotency/idempotent.ts runs it: the lock is held from the insert across two more round trips.
+    label: 'keyed create (claim, insert, save, commit: lock held across 2 round trips)',
     run: async (c, apiKeyId) => {
       await c.query('BEGIN');
       const key = randomUUID();

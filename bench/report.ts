@@ -235,7 +235,7 @@ export function renderReport(r: Report): { markdown: string; failures: string[] 
   }
   out('## Creates: the ceiling of the id-order lock');
   out();
-  out('Creates commit one at a time across every instance: each takes a transaction-level advisory lock before its id is drawn and holds it to its commit, so that a reader following `Link` cursors never misses a pet committed late with a lower id (`src/pets/sql.ts`). What that allows all instances together, creating straight to Postgres with 10 connections per instance (`npm run bench:creates`, no HTTP): the figure does not grow with instances, it is one per database. Keyed creates (`Idempotency-Key`) hold the lock only for the insert, the saved response and the commit, in one statement (`create_pet_keyed`).');
+  out('Creates commit one at a time across every instance: each takes a transaction-level advisory lock before its id is drawn and holds it to its commit, so that a reader following `Link` cursors never misses a pet committed late with a lower id (`src/pets/sql.ts`). What that allows all instances together, creating straight to Postgres with 10 connections per instance (`npm run bench:creates`, no HTTP): the figure does not grow with instances, it is one per database. Keyed creates (`Idempotency-Key`, `src/idempotency/idempotent.ts`) hold the lock from the insert across the saved response and the commit.');
   out();
   out(r.createCeiling);
   out();
