@@ -24,7 +24,6 @@ import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
 import { apiBasePath, loadDocument, operationsById, toRoutePath } from './openapi/document.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
-import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 import tracingPlugin from './tracing/plugin.js';
 
 export interface AppOptions {
@@ -97,8 +96,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(databasePlugin, { config });
   // Identification and counting: what the API's gate (api/gate.ts) runs, also for router errors under /v1.
   await app.register(authenticationPlugin, { clock });
-  await app.register(rateLimitStorePlugin, { config, clock });
-  await app.register(rateLimitPlugin, { ...config.rateLimits, clock });
+  await app.register(rateLimitPlugin, { config, clock });
   await app.register(idempotencyExpiryPlugin);
 
   await app.register(healthPlugin);
