@@ -51,7 +51,7 @@ export function createBreaker(connection: RedisConnection, opts: { timeoutMs: nu
   const watch =
     connection.kind === 'cluster'
       ? setInterval(() => {
-          if (probe || watching || !connection.isReady()) return;
+          if (probe || watching || connection.client.status !== 'ready') return;
           watching = true;
           withDeadline(connection.check(), opts.timeoutMs * 2, 'Redis Cluster check timed out')
             .catch(open)
@@ -62,7 +62,7 @@ export function createBreaker(connection: RedisConnection, opts: { timeoutMs: nu
   return {
     open,
     /** Open, or the connection is not ready. */
-    isOpen: () => probe !== undefined || !connection.isReady(),
+    isOpen: () => probe !== undefined || connection.client.status !== 'ready',
     stop(): void {
       stopped = true;
       clearInterval(probe);

@@ -48,7 +48,7 @@ export function createRedisStore(
       );
     },
     async ready() {
-      if (!connection.isReady()) {
+      if (connection.client.status !== 'ready') {
         await withDeadline(new Promise((resolve) => connection.client.once('ready', resolve)), 2000, 'Redis not reachable at start');
       }
       if (connection.kind === 'node') return;
