@@ -2,7 +2,6 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { routerErrors } from './api/gate.js';
 import apiPlugin from './api/plugin.js';
 import authenticationPlugin from './auth/plugin.js';
-import apiKeysPlugin from './auth/keysPlugin.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import databasePlugin from './db/plugin.js';
@@ -22,7 +21,6 @@ import metricsPlugin from './metrics/plugin.js';
 import { apiBasePath, loadDocument, operationsById, toRoutePath } from './openapi/document.js';
 import shutdownPlugin from './process/shutdown.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
-import rateLimitStorePlugin from './ratelimit/storePlugin.js';
 import tracingPlugin from './tracing/plugin.js';
 
 export interface AppOptions {
@@ -78,11 +76,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     listener: { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token },
   });
   await app.register(databasePlugin, { config });
-  await app.register(apiKeysPlugin, { clock });
-  await app.register(rateLimitStorePlugin, { config, clock });
   // Identification and counting: what the API's gate (api/gate.ts) runs, also for router errors under /v1.
-  await app.register(authenticationPlugin);
-  await app.register(rateLimitPlugin, { ...config.rateLimits, clock });
+  await app.register(authenticationPlugin, { clock });
+  await app.register(rateLimitPlugin, { config, clock });
   await app.register(idempotencyExpiryPlugin);
 
   await app.register(healthPlugin);

@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { generateApiKey, hashApiKey } from './apiKey.js';
-import type { KeyChanges } from './keyIndex.js';
 
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -12,6 +11,13 @@ export interface ApiKeyIdentity {
   /** Set for enterprise keys only; other plans take their limits from configuration. */
   perMinute: number | null;
   perDay: number | null;
+}
+
+/** Hashes of keys created or changed (active) and revoked, and the database's now() when read. */
+export interface KeyChanges {
+  asOf: Date;
+  active: string[];
+  revoked: string[];
 }
 
 export interface ApiKeyRecord extends ApiKeyIdentity {

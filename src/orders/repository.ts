@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { withTransaction } from '../db/transaction.js';
-import { idempotencyStore, type IdempotencyScope, type SavedResponse } from '../idempotency/store.js';
+import type { Db } from '../idempotency/idempotent.js';
 import type { PetStatus } from '../pets/repository.js';
 import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, ORDER_STATUS, PET_STATUS, PLACE } from './sql.js';
 
@@ -38,14 +37,6 @@ export class OrderNotPlaced extends Error {
 
 /** All SQL about orders, each read and change on behalf of the order's owner (`owner`: its API key's id). */
 export function ordersRepository(pool: pg.Pool) {
-  async function place(db: pg.Pool | pg.PoolClient, petId: number, owner: number): Promise<Order> {
-    const { rows } = await db.query<Order>(PLACE, [petId, owner]);
-    if (rows[0]) return rows[0];
-    // Read after the guarded statement matched nothing: what it found, for the answer (a race may have moved it since).
-    const pet = await db.query<{ status: PetStatus }>(PET_STATUS, [petId]);
-    throw new PetNotAvailable(petId, pet.rows[0]?.status);
-  }
-
   async function transition(sql: string, id: number, owner: number): Promise<Order> {
     const { rows } = await pool.query<Order>(sql, [id, owner]);
     if (rows[0]) return rows[0];
@@ -54,19 +45,13 @@ export function ordersRepository(pool: pg.Pool) {
   }
 
   return {
-    /** Places the order, the pet moving to pending with it; PetNotAvailable when it cannot. */
-    place: (petId: number, owner: number) => place(pool, petId, owner),
-
-    /**
-     * Places the order and saves the response under the idempotency key in one transaction,
-     * or returns the response saved earlier under that key. PetNotAvailable rolls the claim
-     * back with the rest: only a placed order is saved.
-     */
-    async placeIdempotent(petId: number, scope: IdempotencyScope): Promise<{ saved: SavedResponse<Order>; replayed: boolean }> {
-      return withTransaction(pool, (client) =>
-        // Claimed before the pet's row and the owner's lock are taken, so waiting on a twin holds up nothing else.
-        idempotencyStore.once(client, scope, 201, () => place(client, petId, scope.apiKeyId)),
-      );
+    /** Places the order, the pet moving to pending with it (in the pool, or an Idempotency-Key's transaction); PetNotAvailable when it cannot. */
+    async place(petId: number, owner: number, db: Db = pool): Promise<Order> {
+      const { rows } = await db.query<Order>(PLACE, [petId, owner]);
+      if (rows[0]) return rows[0];
+      // Read after the guarded statement matched nothing: what it found, for the answer (a race may have moved it since).
+      const pet = await db.query<{ status: PetStatus }>(PET_STATUS, [petId]);
+      throw new PetNotAvailable(petId, pet.rows[0]?.status);
     },
 
     /** placed -> completed, the pet pending -> sold; OrderNotPlaced when it cannot. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { KeyInUseError, type IdempotencyScope, type SavedResponse } from '../idempotency/store.js';
-import { GET, INSERT, INSERT_KEYED, KEY_IN_USE, LIST, LIST_BY_STATUS } from './sql.js';
+import type { Db } from '../idempotency/idempotent.js';
+import { GET, INSERT, LIST, LIST_BY_STATUS } from './sql.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -30,24 +30,10 @@ export function petsRepository(pool: pg.Pool) {
       return { pets: rows, hasMore };
     },
 
-    async create(pet: NewPet): Promise<Pet> {
-      const { rows } = await pool.query<Pet>(INSERT, petValues(pet));
+    /** In the pool, or in the transaction of its Idempotency-Key. */
+    async create(pet: NewPet, db: Db = pool): Promise<Pet> {
+      const { rows } = await db.query<Pet>(INSERT, petValues(pet));
       return rows[0]!;
-    },
-
-    /**
-     * Creates the pet and saves the response under the idempotency key in one
-     * statement, or returns the response saved earlier under that key.
-     */
-    async createIdempotent(pet: NewPet, scope: IdempotencyScope): Promise<{ saved: SavedResponse<Pet>; replayed: boolean }> {
-      const { rows } = await pool
-        .query<SavedResponse<Pet> & { replayed: boolean }>(INSERT_KEYED, [scope.apiKeyId, scope.operation, scope.key, scope.requestHash, ...petValues(pet)])
-        .catch((err: { code?: string }) => {
-          throw err.code === KEY_IN_USE ? new KeyInUseError() : err;
-        });
-      const { replayed, requestHash, status, body } = rows[0]!;
-      // Saved as jsonb, whose key order is its own: the pet's fields in the document's order.
-      return { saved: { requestHash, status, body: { id: body.id, name: body.name, categoryId: body.categoryId, status: body.status } }, replayed };
     },
 
     async get(id: number): Promise<Pet | undefined> {

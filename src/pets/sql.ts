@@ -28,12 +28,3 @@ export const INSERT = `INSERT INTO pets (name, category_id, status)
   SELECT $1, $2, $3 FROM (SELECT pg_advisory_xact_lock(${ID_ORDER_LOCK})) AS in_id_order
   RETURNING ${COLUMNS}`;
 
-/**
- * A create with an Idempotency-Key (migration 007): claims the key (api key, operation, key),
- * or returns the response saved under it; else inserts in id order and saves the response, in
- * one statement. A twin still in flight past the lock timeout raises KEY_IN_USE.
- */
-export const INSERT_KEYED = `SELECT replayed, request_hash AS "requestHash", status, body
-  FROM create_pet_keyed($1, $2, $3, $4, $5, $6, $7, ${ID_ORDER_LOCK})`;
-/** The SQLSTATE create_pet_keyed raises when the key's first request is still running. */
-export const KEY_IN_USE = 'AS409';

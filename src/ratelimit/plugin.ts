@@ -1,16 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
+import { Counter } from 'prom-client';
 import type { ApiKeyIdentity, Plan } from '../auth/apiKeys.js';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { applyRateLimit } from './headers.js';
-import type { BanPolicy, HitResult, Quota } from './store.js';
-
-export interface RateLimitOptions {
-  plans: Record<Exclude<Plan, 'enterprise'>, Quota>;
-  anonymous: Quota;
-  ban: BanPolicy;
-  clock: Clock;
-}
+import { createMemoryStore } from './memoryStore.js';
+import { createRedisStore } from './redisStore.js';
+import type { HitResult, Quota, RateLimitStore } from './store.js';
 
 /** What the limiter decided for one request: for its log line and the metrics. */
 export interface RateLimitNote {
@@ -27,6 +24,8 @@ declare module 'fastify' {
     rateLimit?: RateLimitNote;
   }
   interface FastifyInstance {
+    /** Rate-limit counters: in Redis when REDIS_URL is set (shared by instances), else in this process. */
+    rateLimitStore: RateLimitStore;
     /**
      * Counts a request after identification: by API key (the plan's quota) or, without a
      * valid key, by client address. Puts the X-RateLimit-* and RateLimit fields on the
@@ -38,41 +37,52 @@ declare module 'fastify' {
 
 /** An enterprise key's own quota, made once per identity (identities are cached), not per request. */
 const enterpriseQuotas = new WeakMap<ApiKeyIdentity, Quota>();
-function enterpriseQuota(key: ApiKeyIdentity): Quota {
+function quotaOf(key: ApiKeyIdentity | undefined, limits: Config['rateLimits']): Quota {
+  if (!key) return limits.anonymous;
+  if (key.plan !== 'enterprise') return limits.plans[key.plan];
   let quota = enterpriseQuotas.get(key);
   if (!quota) enterpriseQuotas.set(key, (quota = { perMinute: key.perMinute!, perDay: key.perDay! }));
   return quota;
 }
 
 export default fp(
-  async function rateLimitPlugin(app: FastifyInstance, opts: RateLimitOptions) {
+  async function rateLimitPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock }) {
+    const { redisUrl, redisPrefix, redisTimeoutMs, rateLimits } = opts.config;
+    const fallbackAdmitted = new Counter({
+      name: 'animal_store_ratelimit_fallback_admitted_total',
+      help: 'Requests admitted by this instance counting alone while the Redis rate limiter fell back to local counters.',
+      registers: [app.metricsRegistry],
+    });
+    const store = redisUrl
+      ? createRedisStore(redisUrl, app.log, {
+          prefix: redisPrefix,
+          batch: rateLimits.redisBatch,
+          clock: opts.clock,
+          timeoutMs: redisTimeoutMs,
+          onFallbackAdmitted: () => fallbackAdmitted.inc(),
+        })
+      : createMemoryStore({ clock: opts.clock });
+    app.decorate('rateLimitStore', store);
+    await store.ready().catch((err: Error) => app.log.warn({ err: err.message }, 'starting with per-instance rate limits until Redis answers'));
+    app.addHook('onClose', () => store.close());
     app.decorateRequest('rateLimit', undefined);
-    const store = app.rateLimitStore;
 
     /** Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any. */
     function decide(request: FastifyRequest, reply: FastifyReply, hit: HitResult, subject: string, quota: Quota, done: HookHandlerDoneFunction) {
       if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
-      const key = request.apiKey;
-      const note: RateLimitNote = {
-        outcome: hit.outcome === 'ban-started' ? 'banned' : hit.outcome,
-        plan: key ? key.plan : 'anonymous',
-        limit: 0,
-        remaining: 0,
-        mode: store.mode(),
-      };
-      request.rateLimit = note;
-      done(applyRateLimit(reply, hit, quota, note));
+      const { limit, remaining, refusal } = applyRateLimit(reply, hit, quota);
+      const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
+      request.rateLimit = { outcome, plan: request.apiKey?.plan ?? 'anonymous', limit, remaining, mode: store.mode() };
+      done(refusal);
     }
 
     app.decorate('countRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const key = request.apiKey;
-      const subject = key ? `key:${key.id}` : `ip:${request.ip}`;
-      const quota = !key ? opts.anonymous : key.plan === 'enterprise' ? enterpriseQuota(key) : opts.plans[key.plan];
-      // The store answers most requests at once, and then no promise is made.
-      const hit = store.hit(subject, quota, opts.ban);
+      const subject = request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`;
+      const quota = quotaOf(request.apiKey, rateLimits);
+      const hit = store.hit(subject, quota, rateLimits.ban);
       if (!(hit instanceof Promise)) return decide(request, reply, hit, subject, quota, done);
       hit.then((answered) => decide(request, reply, answered, subject, quota, done), done);
     });
   },
-  { name: 'rate-limit', dependencies: ['authentication', 'rate-limit-store'] },
+  { name: 'rate-limit', dependencies: ['authentication', 'metrics'] },
 );

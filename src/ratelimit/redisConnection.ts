@@ -11,8 +11,6 @@ const backoff = (attempt: number) => Math.min(attempt * 100, 1000);
 export interface RedisConnection {
   kind: 'node' | 'cluster';
   client: Redis | Cluster;
-  /** Whether commands can be sent now; cheap, asked on every request. */
-  isReady(): boolean;
   /**
    * Resolves if Redis answers: a node, a PING; a cluster, every master of the slot map,
    * each saying cluster_state:ok, so one master down is never reported as "answers".
@@ -38,7 +36,6 @@ export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }):
     return {
       kind: 'node',
       client,
-      isReady: () => client.status === 'ready',
       check: async () => {
         await client.ping();
       },
@@ -62,7 +59,6 @@ export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }):
   return {
     kind: 'cluster',
     client,
-    isReady: () => client.status === 'ready',
     check: () =>
       checkCluster(client).catch((err: unknown) => {
         // A master that does not answer may have been replaced (failover): ask for the slot map now, not in 5 s.

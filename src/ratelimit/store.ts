@@ -1,39 +1,33 @@
 /** What a rate-limit store counts against, and what it answers. */
-
 export interface Quota {
   perMinute: number;
   perDay: number;
 }
 
 export interface BanPolicy {
-  /** More rejected requests than this within one clock minute starts a ban. */
+  /** More refused requests than this within one clock minute starts a ban. */
   after: number;
   seconds: number;
-  /**
-   * Refusals count toward a ban only from this long after the window's first refusal: a
-   * burst sent at once is refused, not banned; a caller that keeps sending after it could
-   * have seen a 429 is.
-   */
+  /** Refusals count toward a ban only from this long after the minute's first: a burst is refused, not banned. */
   graceMs: number;
 }
 
-/** What a store answers for one request. Counts are after this request (an admitted one is counted). */
-export interface HitResult {
-  outcome: 'allowed' | 'limited' | 'banned' | 'ban-started';
+/** A subject's counts in the windows containing `now` (Unix seconds). */
+export interface WindowCounts {
+  now: number;
   minuteCount: number;
   dayCount: number;
-  /** Unix seconds at which the request was counted. */
-  now: number;
+}
+
+/** What a store answers for one request. Counts are after this request (an admitted one is counted). */
+export interface HitResult extends WindowCounts {
+  outcome: 'allowed' | 'limited' | 'banned' | 'ban-started';
   /** Seconds left of the ban, when banned. */
   banTtl: number;
 }
 
 export interface RateLimitStore {
-  /**
-   * Counts a request of `subject` against both windows and the ban, atomically. Answers
-   * at once when it can (in-process counters, a Redis reservation): most requests then
-   * cost no promise.
-   */
+  /** Counts a request of `subject` against both windows and the ban; at once when it can (in-process counts, a Redis reservation). */
   hit(subject: string, quota: Quota, ban: BanPolicy): HitResult | Promise<HitResult>;
   /** Resolves when the store can count (Redis connected), or rejects; the service may start without it. */
   ready(): Promise<void>;
@@ -41,3 +35,10 @@ export interface RateLimitStore {
   mode(): 'shared' | 'local' | 'local-fallback';
   close(): Promise<void>;
 }
+
+/** Fixed windows aligned to UTC: the minute starts at second 0, the day at 00:00 UTC. */
+export const MINUTE = 60;
+export const DAY = 86_400;
+
+/** Unix seconds at which the window of `length` seconds containing `now` ends. */
+export const windowEnd = (now: number, length: number) => (Math.floor(now / length) + 1) * length;

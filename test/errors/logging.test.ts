@@ -109,7 +109,7 @@ describe('a 10 s database outage at 60 requests a second', () => {
         DATABASE_UNAVAILABLE, // requests whose key was cached
         'reading API key changes failed: keys not seen before answer 503 until it works',
         'readiness check failed: database unreachable',
-        'verifying API keys failed: cached keys are served until their answers expire',
+        'verifying API keys failed: keys answer 503 until it works',
       ].sort(),
     );
     // Every 503 answered is in the counts, once: the 600 requests and the 5 probes; and the 5 probes' cause.

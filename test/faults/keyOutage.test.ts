@@ -4,7 +4,7 @@ import { createServerDatabase, type ServerDatabase } from '../helpers/testDataba
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { answered } from '../helpers/typedClient.js';
 
-/** The database goes away for longer than the key cache (4 s) while a paying key keeps calling. */
+/** The database goes away for longer than the key cache (2 s) while a paying key keeps calling. */
 let db: ServerDatabase;
 let server: TestServer;
 const clock = manualClock();
@@ -26,7 +26,7 @@ describe('a database outage longer than the key cache', () => {
     await db.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db.name]);
     const answers = [];
     for (let i = 0; i < 9; i++) {
-      // 90 requests over 10 s of the service's time: well past the 4 s the key is cached.
+      // 90 requests over 10 s of the service's time: well past the 2 s the key is cached.
       answers.push(...(await Promise.all(Array.from({ length: 10 }, () => answered(server.api.GET('/pets', { headers: { authorization: `Bearer ${key}` } }))))));
       clock.advance(1_100);
     }

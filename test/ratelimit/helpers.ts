@@ -10,6 +10,13 @@ export const REDIS_URL = redisUrl();
 
 const prefixes: string[] = [];
 
+/** animal_store_ratelimit_fallback_admitted_total in a scrape of the server's metrics listener. */
+export async function fallbackAdmitted(server: TestServer): Promise<number> {
+  const text = await (await fetch(server.app.metricsUrl!)).text();
+  const line = text.split('\n').find((l) => l.startsWith('animal_store_ratelimit_fallback_admitted_total '));
+  return Number(line?.split(' ')[1]);
+}
+
 /** A Redis key prefix of its own, since other test files share the same Redis. */
 export function uniquePrefix(): string {
   const prefix = `test-${process.pid}-${Math.random().toString(36).slice(2)}:`;

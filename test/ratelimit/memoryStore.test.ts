@@ -11,7 +11,7 @@ describe('the in-process rate-limit store', () => {
   it('counts both windows, refuses past the minute quota, and starts the next minute from 0 but not the day', () => {
     const clock = manualClock(DAY_START + 5_000);
     const store = createMemoryStore({ clock: clock.now });
-    const outcomes = () => Array.from({ length: 4 }, () => store.hitSync('key:1', quota, ban)).map((h) => [h.outcome, h.minuteCount, h.dayCount]);
+    const outcomes = () => Array.from({ length: 4 }, () => store.hit('key:1', quota, ban)).map((h) => [h.outcome, h.minuteCount, h.dayCount]);
     expect(outcomes()).toEqual([
       ['allowed', 1, 1],
       ['allowed', 2, 2],
@@ -26,7 +26,7 @@ describe('the in-process rate-limit store', () => {
       ['limited', 2, 5],
     ]);
     clock.set(DAY_START + 86_400_000 + 5_000); // the next day
-    expect(store.hitSync('key:1', quota, ban)).toMatchObject({ outcome: 'allowed', minuteCount: 1, dayCount: 1 });
+    expect(store.hit('key:1', quota, ban)).toMatchObject({ outcome: 'allowed', minuteCount: 1, dayCount: 1 });
     // Other subjects are counted apart.
     expect(store.peek('key:2')).toMatchObject({ minuteCount: 0, dayCount: 0 });
   });
@@ -34,11 +34,11 @@ describe('the in-process rate-limit store', () => {
   it('refuses a burst without banning it, and bans a caller that keeps sending past the grace', () => {
     const clock = manualClock(DAY_START + 5_000);
     const store = createMemoryStore({ clock: clock.now });
-    for (let i = 0; i < 3; i++) store.hitSync('ip:a', quota, ban);
+    for (let i = 0; i < 3; i++) store.hit('ip:a', quota, ban);
     // A burst within the grace: refused, never toward a ban.
-    expect(Array.from({ length: 10 }, () => store.hitSync('ip:a', quota, ban).outcome)).toEqual(Array(10).fill('limited'));
+    expect(Array.from({ length: 10 }, () => store.hit('ip:a', quota, ban).outcome)).toEqual(Array(10).fill('limited'));
     clock.advance(2_000); // the grace is over: refusals count
-    expect(Array.from({ length: 4 }, () => store.hitSync('ip:a', quota, ban)).map((h) => [h.outcome, h.banTtl])).toEqual([
+    expect(Array.from({ length: 4 }, () => store.hit('ip:a', quota, ban)).map((h) => [h.outcome, h.banTtl])).toEqual([
       ['limited', 0],
       ['limited', 0],
       ['ban-started', 600],
@@ -46,9 +46,9 @@ describe('the in-process rate-limit store', () => {
     ]);
     // Banned past the minute's end, with what is left of the ban.
     clock.advance(100_000);
-    expect(store.hitSync('ip:a', quota, ban)).toMatchObject({ outcome: 'banned', banTtl: 500 });
+    expect(store.hit('ip:a', quota, ban)).toMatchObject({ outcome: 'banned', banTtl: 500 });
     clock.advance(500_000);
-    expect(store.hitSync('ip:a', quota, ban).outcome).toBe('allowed');
+    expect(store.hit('ip:a', quota, ban).outcome).toBe('allowed');
   });
 
   it('starts a subject from seeded counts (Redis counts before an outage) and goes on from them', () => {
@@ -56,17 +56,17 @@ describe('the in-process rate-limit store', () => {
     const store = createMemoryStore({ clock: clock.now });
     store.seed('key:9', { now: Math.floor(clock.now() / 1000), minuteCount: 2, dayCount: 4 });
     expect(store.peek('key:9')).toMatchObject({ minuteCount: 2, dayCount: 4 });
-    expect(store.hitSync('key:9', quota, ban)).toMatchObject({ outcome: 'allowed', minuteCount: 3, dayCount: 5 });
-    expect(store.hitSync('key:9', quota, ban).outcome).toBe('limited');
+    expect(store.hit('key:9', quota, ban)).toMatchObject({ outcome: 'allowed', minuteCount: 3, dayCount: 5 });
+    expect(store.hit('key:9', quota, ban).outcome).toBe('limited');
   });
 
   it('forgets the least recently counted subject beyond maxSubjects', () => {
     const clock = manualClock(DAY_START + 5_000);
     const store = createMemoryStore({ clock: clock.now, maxSubjects: 2 });
-    store.hitSync('a', quota, ban);
-    store.hitSync('b', quota, ban);
-    store.hitSync('a', quota, ban);
-    store.hitSync('c', quota, ban); // evicts b, the least recent
+    store.hit('a', quota, ban);
+    store.hit('b', quota, ban);
+    store.hit('a', quota, ban);
+    store.hit('c', quota, ban); // evicts b, the least recent
     expect(['a', 'b', 'c'].map((s) => store.peek(s).minuteCount)).toEqual([2, 0, 1]);
   });
 });

@@ -7,7 +7,7 @@ import { freePort } from '../helpers/ports.js';
 import { killRedisServer, startRedisServer } from '../helpers/redisServer.js';
 import { withoutRedisServerBinary } from '../helpers/services.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
-import { listOne, uniquePrefix } from './helpers.js';
+import { fallbackAdmitted, listOne, uniquePrefix } from './helpers.js';
 
 /** The readiness probe is not an API operation, so it is fetched directly (no contract check). */
 async function readyz(server: TestServer): Promise<{ status: number; body: any }> {
@@ -53,6 +53,8 @@ describe.skipIf(withoutRedisServerBinary())('a Redis outage', () => {
       // Counted by this instance alone, from the count Redis last gave it (1).
       expect(res.headers.get('x-ratelimit-remaining')).toBe(String(998 - i));
     }
+    // Each of the 20 admitted on this instance's own count, and only those (the first was Redis's).
+    expect(await fallbackAdmitted(s)).toBe(20);
     const degraded = await readyz(s);
     expect(degraded.status).toBe(200);
     expect(degraded.body.checks.rateLimits).toBe('local-fallback');

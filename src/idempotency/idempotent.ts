@@ -1,0 +1,64 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
+import { errors } from '../errors/apiError.js';
+import type { OperationId } from '../openapi/operationTypes.js';
+import { requestHash } from './requestHash.js';
+
+/** Where an operation's statements run: the pool, or the transaction that also holds its Idempotency-Key. */
+export type Db = pg.Pool | pg.PoolClient;
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Runs an operation that takes an `Idempotency-Key` header, and answers with `status`: without
+ * a key, as is; with one, once per (API key, operation, key), in one transaction that claims
+ * the key, runs the operation and saves its response, so neither exists without the other (an
+ * operation that throws saves nothing). The same key and body again get the saved response
+ * (`Idempotent-Replayed: true`); another body 422; a retry while the first still runs waits
+ * on the key's row up to the lock timeout, then 409.
+ */
+export async function idempotent<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: OperationId,
+  status: number,
+  run: (db: Db) => Promise<T>,
+): Promise<T> {
+  const key = request.headers['idempotency-key'];
+  const pool = request.server.database.pool;
+  if (typeof key !== 'string') {
+    const body = await run(pool);
+    reply.code(status);
+    return body;
+  }
+  // Hashed after validation, so defaults are applied: {"status":"available"} or none are the same request.
+  const hash = requestHash(request.body);
+  const scope = [request.apiKey!.id, operation, key];
+  const saved = await withTransaction(pool, async (client) => {
+    // Claimed before the operation takes any lock of its own, so waiting on a twin holds up nothing else.
+    const claim = await client
+      .query(`INSERT INTO idempotency_keys (api_key_id, operation, key, request_hash, status, response_body) VALUES ($1, $2, $3, $4, 0, 'null') ON CONFLICT DO NOTHING`, [...scope, hash])
+      .catch((err: { code?: string }) => {
+        throw err.code === LOCK_NOT_AVAILABLE ? errors.idempotency_key_in_use('A request with this Idempotency-Key is still in progress.') : err;
+      });
+    if (claim.rowCount === 0) {
+      const { rows } = await client.query<{ hash: string; status: number; body: T }>(
+        `SELECT request_hash AS hash, status, response_body AS body FROM idempotency_keys WHERE api_key_id = $1 AND operation = $2 AND key = $3`,
+        scope,
+      );
+      return { ...rows[0]!, replayed: true };
+    }
+    const body = await run(client);
+    await client.query(`UPDATE idempotency_keys SET status = $4, response_body = $5 WHERE api_key_id = $1 AND operation = $2 AND key = $3`, [
+      ...scope,
+      status,
+      JSON.stringify(body ?? null),
+    ]);
+    return { hash, status, body, replayed: false };
+  });
+  if (saved.hash !== hash) throw errors.idempotency_key_reused('This Idempotency-Key was used with a different request body.');
+  if (saved.replayed) reply.header('idempotent-replayed', 'true');
+  reply.code(saved.status);
+  return saved.body;
+}
