@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { envSchema } from 'env-schema';
+import type { FromSchema } from 'json-schema-to-ts';
 import { parseRedisUrl } from './ratelimit/redisUrl.js';
-import type { BanPolicy, Quota } from './ratelimit/store.js';
+import type { Quota } from './ratelimit/store.js';
 import { StartupError } from './startupError.js';
 
 // `description` (for a pattern) and `examples` are what a message says is allowed (invalidVariables below).
@@ -12,86 +13,7 @@ const QUOTA = {
 } as const;
 const HTTP_URL = { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', description: 'an http:// or https:// URL' } as const;
 
-/** Everything the service reads from the environment, validated once at start. */
-export interface Config {
-  port: number;
-  host: string;
-  /** Postgres connection string; unset means the embedded PostgreSQL with its data in dataDir. */
-  databaseUrl: string | undefined;
-  /**
-   * 'transaction': a pooler such as PgBouncer in transaction mode sits in front of Postgres, so the
-   * service keeps no session state (no timeouts sent at connect) and the timeouts must come from
-   * `ALTER ROLE … SET`, checked at start. 'none': direct connections (or a session-mode pooler that passes them).
-   * Migrations work either way (one transaction under a transaction-level lock): no direct URL needed.
-   */
-  databasePooling: 'none' | 'transaction';
-  dataDir: string;
-  dbPoolMax: number;
-  /** How long a statement may wait for a pooled connection before the request is answered 503 overloaded. */
-  dbPoolWaitMs: number;
-  logLevel: string;
-  /** json: one JSON object per line (production); pretty: pino-pretty, for a developer's terminal (`npm run dev`). */
-  logFormat: 'json' | 'pretty';
-  /**
-   * Prometheus metrics at /metrics on a listener of their own (host:port, loopback by default;
-   * 0: any free port); when `token` is set, a scrape must send it as a Bearer token.
-   */
-  metrics: { enabled: boolean; token: string | undefined; host: string; port: number };
-  /** Origin (and optional path prefix) that clients use to reach the service; absolute links start with it. */
-  publicBaseUrl: string;
-  /**
-   * Shared rate-limit state; unset means per-process counters. One Redis (`redis://`, `rediss://`)
-   * or a Redis Cluster by seed nodes: `redis+cluster://[user:password@]host:port,host:port` (see ratelimit/redisUrl.ts).
-   */
-  redisUrl: string | undefined;
-  /** Prefix of every Redis key, so several deployments can share one Redis. */
-  redisPrefix: string;
-  /** Fastify's trustProxy: false, true (trust X-Forwarded-For entirely), or a comma-separated list of proxy addresses/CIDRs. */
-  trustProxy: boolean | string;
-  /** What happens on SIGTERM: readiness fails at once, the listener keeps serving this long, then closes. */
-  shutdown: {
-    drainSeconds: number;
-    /** After the drain, how long requests in flight may take before the process exits anyway. */
-    graceSeconds: number;
-  };
-  /** Deadlines and caps that keep slow or greedy clients from holding the server. */
-  http: {
-    headersTimeoutMs: number;
-    /** From the first byte of a request to its last (headers and body). */
-    requestTimeoutMs: number;
-    /**
-     * How long a keep-alive connection may sit idle between requests before the service closes
-     * it. Behind a load balancer it must exceed the balancer's own idle timeout for its
-     * connections to the service, so that the balancer closes them first and never sends a
-     * request on one the service is closing (docs/RELIABILITY.md, "Connections").
-     */
-    keepAliveTimeoutMs: number;
-  };
-  /** Server-side Postgres timeouts, below the client-side query timeout, so an error answer means a rollback. */
-  db: {
-    statementTimeoutMs: number;
-    lockTimeoutMs: number;
-  };
-  /** Origins whose browser apps may call the API (CORS); empty: CORS off. */
-  corsOrigins: string[];
-  /** Validate every API response body against openapi.yaml; a mismatch becomes a logged 500. */
-  responseValidation: boolean;
-  /**
-   * OpenTelemetry traces (a span per request, a child span per SQL statement) sent over OTLP/HTTP
-   * (JSON) to `endpoint`, the full traces URL; undefined (no OTLP endpoint set): off, nothing of OpenTelemetry loaded.
-   */
-  tracing: { endpoint: string; serviceName: string } | undefined;
-  /** The longest a request waits for Redis before the limiter falls back to this instance's counters. */
-  redisTimeoutMs: number;
-  rateLimits: {
-    plans: Record<'free' | 'pro' | 'business', Quota>;
-    anonymous: Quota;
-    ban: BanPolicy;
-    /** Requests of one key reserved per Redis round trip when it is far from its limits. */
-    redisBatch: number;
-  };
-}
-
+/** Every variable the service reads, validated once at start; `Env` and `Config` are derived from it. */
 const schema = {
   type: 'object',
   additionalProperties: true,
@@ -104,6 +26,8 @@ const schema = {
       description: 'a postgres:// URL (unset it for the embedded store)',
       examples: ['postgres://user:password@127.0.0.1:5432/animals'],
     },
+    // transaction: a pooler such as PgBouncer in transaction mode is in front, so no session state is sent
+    // at connect and the timeouts must come from `ALTER ROLE … SET` (checked at start).
     DATABASE_POOLING: { type: 'string', enum: ['none', 'transaction'], default: 'none' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
@@ -176,46 +100,8 @@ const schema = {
 /** Every variable the service reads (tools that start it pass only these on purpose). */
 export const CONFIG_VARIABLES = Object.keys(schema.properties);
 
-interface Env {
-  PORT: number;
-  HOST: string;
-  DATABASE_URL?: string;
-  DATABASE_POOLING: 'none' | 'transaction';
-  DATA_DIR: string;
-  DB_POOL_MAX: number;
-  DB_POOL_WAIT_MS: number;
-  LOG_LEVEL: string;
-  LOG_FORMAT: 'json' | 'pretty';
-  METRICS: boolean;
-  METRICS_TOKEN?: string;
-  METRICS_HOST: string;
-  METRICS_PORT: number;
-  PUBLIC_BASE_URL?: string;
-  REDIS_URL?: string;
-  REDIS_PREFIX: string;
-  TRUST_PROXY: string;
-  SHUTDOWN_DRAIN_SECONDS: number;
-  SHUTDOWN_GRACE_SECONDS: number;
-  HEADERS_TIMEOUT_SECONDS: number;
-  REQUEST_TIMEOUT_SECONDS: number;
-  KEEP_ALIVE_TIMEOUT_SECONDS: number;
-  DB_STATEMENT_TIMEOUT_MS: number;
-  DB_LOCK_TIMEOUT_MS: number;
-  REDIS_TIMEOUT_MS: number;
-  RESPONSE_VALIDATION: boolean;
-  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
-  OTEL_SERVICE_NAME: string;
-  CORS_ORIGINS?: string;
-  RATE_LIMIT_FREE: string;
-  RATE_LIMIT_PRO: string;
-  RATE_LIMIT_BUSINESS: string;
-  RATE_LIMIT_ANONYMOUS: string;
-  RATE_LIMIT_BAN_AFTER: number;
-  RATE_LIMIT_BAN_SECONDS: number;
-  RATE_LIMIT_BAN_GRACE_SECONDS: number;
-  RATE_LIMIT_REDIS_BATCH: number;
-}
+/** The validated variables, typed from the schema (defaults make a property present). */
+type Env = FromSchema<typeof schema>;
 
 function quota(text: string): Quota {
   const [perMinute, perDay] = text.split('/').map(Number) as [number, number];
@@ -298,7 +184,7 @@ function tracesEndpoint(e: Env): string | undefined {
 }
 
 /** Reads and validates the configuration; throws a StartupError naming the bad variable and what it allows. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   // Empty variables count as unset, so `DATABASE_URL= npm start` means "embedded".
   const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
   // env: false — only the given variables count, so callers (and tests) decide what the service sees.
@@ -362,3 +248,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
   };
 }
+
+/** Everything the service reads from the environment, validated once at start (see docs/CONFIGURATION.md). */
+export type Config = ReturnType<typeof loadConfig>;
