@@ -13,10 +13,7 @@ export const IDEMPOTENCY_RETENTION_HOURS = 24;
 export const MAX_PARAM_LENGTH = 1024;
 /** How often each instance reads which API keys were issued or revoked (a key issued elsewhere is accepted within this). */
 export const KEY_INDEX_REFRESH_MS = 500;
-/**
- * A key's cached answer is looked up again when older than this; meanwhile the old answer is
- * served, so a revocation takes effect within this plus one lookup (docs promise 5 s).
- */
+/** A key's cached answer is looked up again when older than this: a revocation takes effect within it (docs promise 5 s). */
 export const KEY_CACHE_TTL_MS = 2_000;
 /** A recurring fault (an outage, refused connections) writes at most one log line per this long, with the count since the last. */
 export const FAULT_LOG_INTERVAL_MS = 10_000;

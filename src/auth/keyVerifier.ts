@@ -6,9 +6,9 @@ import type { ApiKeyIdentity } from './apiKeys.js';
 
 /**
  * Verifies API keys through a cache keyed by the key itself, so a known key costs neither a
- * hash nor a round trip. An answer older than the ttl is served while it is looked up again
- * (lru-cache's stale-while-revalidate), so a revoked key stops working within the ttl plus one
- * lookup; a failed lookup drops the answer. A key neither cached nor in the index of issued
+ * hash nor a round trip. An answer older than the ttl is never served (no stale-while-revalidate:
+ * a key idle for an hour and revoked meanwhile would get one more answer), so a revoked key
+ * stops working within the ttl; a failed lookup drops the answer. A key neither cached nor in the index of issued
  * keys (`mayExist`) is refused without touching the cache or the database.
  */
 export function createKeyVerifier(opts: {
@@ -20,7 +20,6 @@ export function createKeyVerifier(opts: {
   const cache = new LRUCache<string, ApiKeyIdentity | false>({
     max: 10_000,
     ttl: KEY_CACHE_TTL_MS,
-    allowStale: true,
     ttlResolution: 0,
     perf: { now: opts.clock },
     fetchMethod: async (key) => (await opts.lookup(hashApiKey(key))) ?? false,
