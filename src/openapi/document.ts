@@ -8,7 +8,7 @@ export interface OperationObject {
   deprecated?: boolean;
   security?: Array<Record<string, string[]>>;
   'x-deprecation'?: { since: string; sunset: string; successor: string };
-  /** Redocly's badges; one named `Experimental` marks the operation experimental (api/stability.ts). */
+  /** Redocly's badges; one named `Experimental` marks the operation experimental (api/routes.ts). */
   'x-badges'?: Array<{ name: string; color?: string; position?: 'before' | 'after' }>;
   [key: string]: unknown;
 }
