@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { errors } from '../errors/apiError.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH } from '../limits.js';
@@ -12,47 +12,34 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, raw, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, async (request: FastifyRequest, raw: Buffer) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
-    if (charset && !/^utf-?8$/i.test(charset)) {
-      done(errors.unsupported_media_type(`Charset ${charset} is not supported; send UTF-8.`), undefined);
-      return;
-    }
+    if (charset && !/^utf-?8$/i.test(charset)) throw errors.unsupported_media_type(`Charset ${charset} is not supported; send UTF-8.`);
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
       // RFC 9110 §15.5.16: a content coding the server does not accept is a 415.
-      done(errors.unsupported_media_type(`Content-Encoding ${encoding} is not supported; send the body uncompressed.`), undefined);
-      return;
+      throw errors.unsupported_media_type(`Content-Encoding ${encoding} is not supported; send the body uncompressed.`);
     }
     let text: string;
     try {
-      text = utf8.decode(raw as Buffer);
+      text = utf8.decode(raw);
     } catch {
-      done(errors.invalid_json('Body is not valid UTF-8.'), undefined);
-      return;
+      throw errors.invalid_json('Body is not valid UTF-8.');
     }
     const shape = jsonTextShape(text);
-    if (shape.depth > MAX_JSON_DEPTH) {
-      done(errors.invalid_json(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
-      return;
-    }
+    if (shape.depth > MAX_JSON_DEPTH) throw errors.invalid_json(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`);
     if (shape.roundedNumber !== undefined) {
-      done(errors.validation_failed(`body holds the number ${shape.roundedNumber.slice(0, 40)}, which cannot be represented exactly`), undefined);
-      return;
+      throw errors.validation_failed(`body holds the number ${shape.roundedNumber.slice(0, 40)}, which cannot be represented exactly`);
     }
     let body: unknown;
     try {
       // Rejects __proto__ and constructor.prototype keys instead of letting them reach objects.
       body = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch (err) {
-      done(errors.invalid_json(`Body is not valid JSON: ${(err as Error).message}`), undefined);
-      return;
+      throw errors.invalid_json(`Body is not valid JSON: ${(err as Error).message}`);
     }
-    if (!allStringsWellFormed(body)) {
-      done(errors.invalid_json('Body contains a string with an unpaired UTF-16 surrogate.'), undefined);
-      return;
-    }
-    done(null, body);
+    if (!allStringsWellFormed(body)) throw errors.invalid_json('Body contains a string with an unpaired UTF-16 surrogate.');
+    return body;
   });
 }
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { notFound } from '../errors/plugin.js';
 import { operationsById, type OpenApiDocument } from '../openapi/document.js';
-import type { OperationHandlers, OperationId } from '../openapi/operationTypes.js';
+import type { OperationHandlers, OperationId, ResourceUrls } from '../openapi/operationTypes.js';
 import { orderHandlers } from '../orders/handlers.js';
 import { ordersRepository } from '../orders/repository.js';
 import { petHandlers } from '../pets/handlers.js';
@@ -42,30 +42,20 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   }
   app.addHook('onRequest', apiGate(app));
 
-  // Absolute URLs the API hands out (Location, Link): the public origin, the base path, a path of the document.
-  const urlOf = (documentPath: string) => `${config.publicBaseUrl}${app.prefix}${documentPath}`;
+  // Absolute URLs the API hands out (Location, Link): the public origin, the base path, an operation's path.
   const operations = operationsById(doc);
-  const pathOf = (operationId: OperationId) => operations.get(operationId)!.path;
+  const urlOf = (operationId: string) => `${config.publicBaseUrl}${app.prefix}${operations.get(operationId)!.path}`;
   // Built once: handlers only append an id or a query.
-  const idUrl = (operationId: OperationId, param: string) => {
-    const [head, tail] = urlOf(pathOf(operationId)).split(`{${param}}`) as [string, string];
-    return (id: number) => `${head}${id}${tail}`;
-  };
-  const queryUrl = (operationId: OperationId) => {
-    const url = urlOf(pathOf(operationId));
-    return (query: string) => `${url}?${query}`;
+  const resourceUrls = (item: OperationId, list: OperationId): ResourceUrls => {
+    const [head, tail] = urlOf(item).split(/\{\w+\}/) as [string, string];
+    const listUrl = urlOf(list);
+    return { item: (id) => `${head}${id}${tail}`, list: (query) => `${listUrl}?${query}` };
   };
   const handlers = {
-    ...petHandlers({
-      pets: petsRepository(app.database.pool),
-      urls: { pet: idUrl('getPet', 'petId'), list: queryUrl('listPets') },
-    }),
-    ...orderHandlers({
-      orders: ordersRepository(app.database.pool),
-      urls: { order: idUrl('getOrder', 'orderId'), list: queryUrl('listOrders') },
-    }),
+    ...petHandlers({ pets: petsRepository(app.database.pool), urls: resourceUrls('getPet', 'listPets') }),
+    ...orderHandlers({ orders: ordersRepository(app.database.pool), urls: resourceUrls('getOrder', 'listOrders') }),
   } satisfies OperationHandlers;
-  await operationRoutes(app, { doc, handlers, operationUrl: (entry) => urlOf(entry.path) });
+  await operationRoutes(app, { doc, handlers, urlOf });
   methodNotAllowedRoutes(app, doc);
   app.setNotFoundHandler(notFound);
 }

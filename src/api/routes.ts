@@ -1,18 +1,16 @@
-import type { FastifyInstance, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { requireApiKey } from '../auth/plugin.js';
 import { continueIfExpected } from '../http/lingeringClose.js';
 import { errors } from '../errors/apiError.js';
-import { operationsById, type OpenApiDocument, type OperationEntry } from '../openapi/document.js';
+import { operationsById, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';
-import { deprecationHeaders } from './deprecation.js';
-import { stabilityHeaders } from './stability.js';
 
 export interface RoutesOptions {
   doc: OpenApiDocument;
   handlers: OperationHandlers;
   /** Absolute URL of an operation (for the successor Link of a deprecated one). */
-  operationUrl(entry: OperationEntry): string;
+  urlOf(operationId: string): string;
 }
 
 /**
@@ -28,30 +26,29 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
   if (missing.length > 0) throw new Error(`No handler for operation(s): ${missing.join(', ')}`);
 
   function routeOptions(operationId: string): Partial<RouteOptions> {
-    const entry = operations.get(operationId)!;
-    const deprecation = entry.operation['x-deprecation'];
-    // On every response of the operation, errors included (a route's onSend runs for them too).
-    const headers = {
-      ...(deprecation &&
-        deprecationHeaders({
-          since: deprecation.since,
-          sunset: deprecation.sunset,
-          successorUrl: opts.operationUrl(operations.get(deprecation.successor)!),
-        })),
-      ...stabilityHeaders(entry.operation),
-    };
-    const bodyRequired = (entry.operation.requestBody as { required?: boolean } | undefined)?.required === true;
+    const { operation } = operations.get(operationId)!;
+    // Only bearerAuth is implemented: an operation asking for anything else stops start-up rather than go unprotected.
+    const schemes = new Set((operation.security ?? opts.doc.security ?? []).flatMap((requirement) => Object.keys(requirement)));
+    const unsupported = [...schemes].filter((s) => s !== 'bearerAuth');
+    if (unsupported.length > 0) throw new Error(`Operation ${operationId} uses unsupported security scheme(s): ${unsupported.join(', ')}`);
+    const headers = documentedHeaders(operation, opts.urlOf);
+    const bodyRequired = (operation.requestBody as { required?: boolean } | undefined)?.required === true;
     return {
       handler: handlers[operationId]!,
       // For the request log and metrics (the glue's own route config has nothing else).
       config: { operationId },
       // HEAD wherever GET is (RFC 9110 §9.1): Fastify answers it as GET without the body, through the same hooks.
       exposeHeadRoute: true,
-      onRequest: requiredSchemes(opts.doc, entry).length > 0 ? [requireApiKey] : [],
+      onRequest: schemes.size > 0 ? [requireApiKey] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
       ...(bodyRequired && { preValidation: requireBody }),
-      ...(entry.operation.requestBody !== undefined && { preParsing: continueIfExpected }),
-      ...(Object.keys(headers).length > 0 && { onSend: addHeaders(headers) }),
+      ...(operation.requestBody !== undefined && { preParsing: continueIfExpected }),
+      // On every response of the operation, errors included (a route's onSend runs for them too).
+      ...(Object.keys(headers).length > 0 && {
+        onSend: async (_request, reply) => {
+          reply.headers(headers);
+        },
+      }),
     };
   }
 
@@ -61,25 +58,24 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
   });
 }
 
-/** Sets the same headers (computed once, at start-up) on every response of a route. */
-function addHeaders(headers: Record<string, string>): onSendHookHandler {
-  return (_request, reply, payload, done) => {
-    reply.headers(headers);
-    done(null, payload);
+/**
+ * The headers the document gives every response of an operation: from its `x-deprecation`,
+ * Deprecation (RFC 9745), Sunset (RFC 8594) and a successor Link; from an `Experimental` badge
+ * (Redocly's `x-badges`, see Stability in openapi.yaml), `API-Stability: experimental`.
+ */
+function documentedHeaders(operation: OperationObject, urlOf: (operationId: string) => string): Record<string, string> {
+  const deprecation = operation['x-deprecation'];
+  const experimental = (operation['x-badges'] ?? []).some((badge) => badge.name === 'Experimental');
+  return {
+    ...(deprecation && {
+      deprecation: `@${Math.floor(Date.parse(deprecation.since) / 1000)}`,
+      sunset: new Date(deprecation.sunset).toUTCString(),
+      link: `<${urlOf(deprecation.successor)}>; rel="successor-version"`,
+    }),
+    ...(experimental && { 'api-stability': 'experimental' }),
   };
 }
 
 async function requireBody(request: FastifyRequest): Promise<void> {
   if (request.body === undefined) throw errors.validation_failed('body is required (application/json)');
-}
-
-/** The security schemes an operation needs; only bearerAuth is implemented, anything else stops start-up. */
-function requiredSchemes(doc: OpenApiDocument, { operation }: OperationEntry): string[] {
-  const requirements = operation.security ?? doc.security ?? [];
-  const schemes = [...new Set(requirements.flatMap((r) => Object.keys(r)))];
-  const unsupported = schemes.filter((s) => s !== 'bearerAuth');
-  if (unsupported.length > 0) {
-    throw new Error(`Operation ${operation.operationId} uses unsupported security scheme(s): ${unsupported.join(', ')}`);
-  }
-  return schemes;
 }

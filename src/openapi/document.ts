@@ -8,7 +8,7 @@ export interface OperationObject {
   deprecated?: boolean;
   security?: Array<Record<string, string[]>>;
   'x-deprecation'?: { since: string; sunset: string; successor: string };
-  /** Redocly's badges; one named `Experimental` marks the operation experimental (api/stability.ts). */
+  /** Redocly's badges; one named `Experimental` marks the operation experimental (api/routes.ts). */
   'x-badges'?: Array<{ name: string; color?: string; position?: 'before' | 'after' }>;
   [key: string]: unknown;
 }
@@ -16,7 +16,7 @@ export interface OperationObject {
 export interface OpenApiDocument {
   openapi: string;
   security?: Array<Record<string, string[]>>;
-  servers?: Array<{ url: string; description?: string; variables?: unknown }>;
+  servers?: Array<{ url: string; description?: string }>;
   paths: Record<string, Record<string, OperationObject>>;
   [key: string]: unknown;
 }
@@ -30,19 +30,12 @@ export interface OperationEntry {
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /** Reads openapi.yaml, the single source of truth, once. */
-export function loadDocument(file = openapiPath): OpenApiDocument {
-  return parse(readFileSync(file, 'utf8')) as OpenApiDocument;
-}
+export const loadDocument = () => parse(readFileSync(openapiPath, 'utf8')) as OpenApiDocument;
 
-/**
- * The path prefix of the API (`/v1`): the path of the document's first server URL, with
- * its variables at their defaults. Every server of the document shares it.
- */
+/** The path prefix of the API (`/v1`): the path of the document's first server URL (every server shares it). */
 export function apiBasePath(doc: OpenApiDocument): string {
-  const first = doc.servers?.[0];
-  if (!first) throw new Error('openapi.yaml has no servers: the API base path comes from servers[0].url');
-  const variables = (first.variables ?? {}) as Record<string, { default: string }>;
-  const url = first.url.replace(/\{(\w+)\}/g, (_, name: string) => variables[name]?.default ?? name);
+  const url = doc.servers?.[0]?.url;
+  if (!url) throw new Error('openapi.yaml has no servers: the API base path comes from servers[0].url');
   return new URL(url).pathname.replace(/\/+$/, '');
 }
 

@@ -27,3 +27,9 @@ export type HandlersFor<K extends OperationId> = { [P in K]: OperationHandler<P>
 
 /** One handler per operationId of the document: a missing one fails type-checking. */
 export type OperationHandlers = HandlersFor<OperationId>;
+
+/** The absolute URLs a feature's handlers hand out, built from openapi.yaml's paths: one resource (Location), a page of its list (Link). */
+export interface ResourceUrls {
+  item(id: number): string;
+  list(query: string): string;
+}

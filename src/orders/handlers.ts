@@ -1,24 +1,31 @@
-import type { HandlersFor } from '../openapi/operationTypes.js';
-import { cancelOrder } from './cancelOrder.js';
-import { completeOrder } from './completeOrder.js';
-import { getOrder } from './getOrder.js';
-import { listOrders } from './listOrders.js';
-import { placeOrder } from './placeOrder.js';
-import type { OrdersRepository } from './repository.js';
-import type { OrderUrls } from './urls.js';
+import { idempotent } from '../idempotency/idempotent.js';
+import type { HandlersFor, ResourceUrls } from '../openapi/operationTypes.js';
+import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
+import { orderNotFound, type OrdersRepository } from './repository.js';
 
-export interface OrderHandlerDeps {
-  orders: OrdersRepository;
-  urls: OrderUrls;
-}
-
-/** The map from operationId to handler for the order operations; `satisfies` makes a missing one a type error. */
-export function orderHandlers(deps: OrderHandlerDeps) {
+/** The order operations by operationId, each on the caller's own orders only; `satisfies` makes a missing one a type error. */
+export function orderHandlers({ orders, urls }: { orders: OrdersRepository; urls: ResourceUrls }) {
   return {
-    placeOrder: placeOrder(deps),
-    listOrders: listOrders(deps),
-    getOrder: getOrder(deps),
-    completeOrder: completeOrder(deps),
-    cancelOrder: cancelOrder(deps),
+    async placeOrder(request, reply) {
+      const order = await idempotent(request, reply, 'placeOrder', 201, (db) => orders.place(request.body.petId, request.apiKey!.id, db));
+      reply.header('location', urls.item(order.id));
+      return order;
+    },
+
+    async listOrders(request, reply) {
+      const query = request.query as PageQuery & typeof request.query;
+      const page = await orders.list(request.apiKey!.id, { limit: query.limit, status: query.status, afterId: pageStart(query) });
+      linkNextPage(reply, urls.list, query, page);
+      return page.rows;
+    },
+
+    async getOrder(request) {
+      const order = await orders.get(request.params.orderId, request.apiKey!.id);
+      if (!order) throw orderNotFound(request.params.orderId);
+      return order;
+    },
+
+    completeOrder: async (request) => orders.complete(request.params.orderId, request.apiKey!.id),
+    cancelOrder: async (request) => orders.cancel(request.params.orderId, request.apiKey!.id),
   } satisfies HandlersFor<'placeOrder' | 'listOrders' | 'getOrder' | 'completeOrder' | 'cancelOrder'>;
 }

@@ -7,38 +7,26 @@ export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
 
-export interface PetPage {
-  pets: Pet[];
-  /** True when at least one more pet follows the last one returned. */
-  hasMore: boolean;
-}
-
-// `status` is always there: validation applies openapi.yaml's default.
-const petValues = (pet: NewPet) => [pet.name, pet.categoryId, pet.status];
-
 /** All SQL about pets. */
 export function petsRepository(pool: pg.Pool) {
   return {
-    async list(opts: { limit: number; status?: PetStatus; afterId?: number }): Promise<PetPage> {
+    /** A keyset page; `hasMore` when at least one more pet follows the last one returned. */
+    async list(opts: { limit: number; status?: PetStatus; afterId?: number }): Promise<{ rows: Pet[]; hasMore: boolean }> {
       // One extra row tells whether a next page exists without a COUNT.
-      const { rows } = await pool.query<Pet>(
-        opts.status ? LIST_BY_STATUS : LIST,
-        opts.status ? [opts.afterId ?? 0, opts.limit + 1, opts.status] : [opts.afterId ?? 0, opts.limit + 1],
-      );
+      const params = [opts.afterId ?? 0, opts.limit + 1];
+      const { rows } = await pool.query<Pet>(opts.status ? LIST_BY_STATUS : LIST, opts.status ? [...params, opts.status] : params);
       const hasMore = rows.length > opts.limit;
       if (hasMore) rows.length = opts.limit; // drop the look-ahead row in place
-      return { pets: rows, hasMore };
+      return { rows, hasMore };
     },
 
-    /** In the pool, or in the transaction of its Idempotency-Key. */
+    /** In the pool, or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
     async create(pet: NewPet, db: Db = pool): Promise<Pet> {
-      const { rows } = await db.query<Pet>(INSERT, petValues(pet));
-      return rows[0]!;
+      return (await db.query<Pet>(INSERT, [pet.name, pet.categoryId, pet.status])).rows[0]!;
     },
 
     async get(id: number): Promise<Pet | undefined> {
-      const { rows } = await pool.query<Pet>(GET, [id]);
-      return rows[0];
+      return (await pool.query<Pet>(GET, [id])).rows[0];
     },
   };
 }
