@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
+import { offerDevelopmentKey } from './process/developmentKey.js';
 import { checkListenable, failToStart } from './process/startup.js';
 
 const USAGE = `Usage: npm start   (or: node dist/src/server.js; from source with restarts: npm run dev)
@@ -66,18 +67,7 @@ try {
 
   await app.listen({ port: config.port, host: config.host });
 
-  if (app.database.kind === 'embedded' && (await app.apiKeys.count()) === 0) {
-    // A fresh embedded store: a key for the developer, shown on a terminal only, never in a log (a container's stdout is its log).
-    if (!process.stdout.isTTY) process.stdout.write('No API key yet. Create one with: npm run --silent apikey -- create --plan free\n');
-    else {
-      const { key } = await app.apiKeys.create({ plan: 'free', name: 'development key' });
-      process.stdout.write(
-        `\nCreated a development API key (free plan). It is shown only this once:\n\n  ${key}\n\n` +
-          `Try it:  curl -H "Authorization: Bearer ${key}" ${config.publicBaseUrl}/v1/pets\n` +
-          `Docs:    ${config.publicBaseUrl}/docs\n\n`,
-      );
-    }
-  }
+  await offerDevelopmentKey(app, config.publicBaseUrl);
 } catch (err) {
   // The raw variable: when the configuration itself is invalid, there is no config.logLevel.
   failToStart(err, { logLevel: config?.logLevel ?? process.env.LOG_LEVEL, address: config && { host: config.host, port: config.port } });
