@@ -16,21 +16,14 @@ const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);
  * instance): it waits for the next refresh rather than costing a lookup of its own, so
  * however many made-up keys arrive, the database sees one small query per interval.
  */
-export async function startKeyIndex(opts: {
-  changesSince(since: Date | null): Promise<KeyChanges>;
-  intervalMs: number;
-  /** Called with the error of a failed refresh, or undefined when one works again after failures. */
-  onHealth(err: unknown): void;
-}) {
+export async function startKeyIndex(changesSince: (since: Date | null) => Promise<KeyChanges>, intervalMs: number) {
   const prefixes = new Set<number>();
   let asOf: Date | null = null;
-  let failing = false;
   /** The refresh that misses are waiting for: the next one to start. */
-  let next = Promise.withResolvers<void>();
-  next.promise.catch(() => {}); // nobody may be waiting
+  let next = pending();
 
   async function refresh(): Promise<void> {
-    const changes = await opts.changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
+    const changes = await changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
     for (const hash of changes.active) prefixes.add(prefixOf(hash));
     for (const hash of changes.revoked) prefixes.delete(prefixOf(hash));
     asOf = changes.asOf;
@@ -41,24 +34,13 @@ export async function startKeyIndex(opts: {
     if (running) return;
     running = true;
     const waiting = next;
-    next = Promise.withResolvers<void>();
-    next.promise.catch(() => {});
-    try {
-      await refresh();
-      if (failing) opts.onHealth(undefined);
-      failing = false;
-      waiting.resolve();
-    } catch (err) {
-      if (!failing) opts.onHealth(err);
-      failing = true;
-      waiting.reject(err);
-    } finally {
-      running = false;
-    }
+    next = pending();
+    await refresh().then(waiting.resolve, waiting.reject);
+    running = false;
   }
 
   await refresh();
-  const timer = setInterval(() => void tick(), opts.intervalMs).unref();
+  const timer = setInterval(() => void tick(), intervalMs).unref();
   return {
     /** Whether a key with this hash may exist: at once, or after the next refresh (rejects if that fails). */
     async has(hash: string): Promise<boolean> {
@@ -75,4 +57,9 @@ export async function startKeyIndex(opts: {
   };
 }
 
-export type KeyIndex = Awaited<ReturnType<typeof startKeyIndex>>;
+/** A promise to settle later, which nobody may be waiting for. */
+function pending() {
+  const p = Promise.withResolvers<void>();
+  p.promise.catch(() => {});
+  return p;
+}

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
@@ -39,23 +39,36 @@ export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, don
   done(errors.unauthorized('Missing API key. Send it as "Authorization: Bearer <API_KEY>".', { 'www-authenticate': `Bearer realm="${REALM}"` }));
 }
 
+/** Wraps a database read to log when it starts failing and when it works again, not once per attempt. */
+function logFailures<A extends unknown[], T>(log: FastifyBaseLogger, read: (...args: A) => Promise<T>, failing: string, back: string) {
+  let down = false;
+  return (...args: A): Promise<T> =>
+    read(...args).then(
+      (value) => {
+        if (down) log.info(back);
+        down = false;
+        return value;
+      },
+      (err: Error) => {
+        if (!down) log.warn({ err: err.message }, failing);
+        down = true;
+        throw err;
+      },
+    );
+}
+
 /**
  * The key store, the index of issued keys, the key cache, and identification (the API's gate
  * calls it first thing, see api/gate.ts) without deciding whether it is enough: each
- * operation's security does that. Failing database reads are logged when they start failing
- * and when they work again, not once per attempt.
+ * operation's security does that.
  */
 export default fp(
   async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock }) {
     const repository = apiKeysRepository(app.database.pool);
-    const index = await startKeyIndex({
-      changesSince: (since) => repository.changesSince(since),
-      intervalMs: KEY_INDEX_REFRESH_MS,
-      onHealth: (err) =>
-        err
-          ? app.log.warn({ err: (err as Error).message }, 'reading API key changes failed: keys not seen before answer 503 until it works')
-          : app.log.info('reading API key changes works again'),
-    });
+    const index = await startKeyIndex(
+      logFailures(app.log, repository.changesSince, 'reading API key changes failed: keys not seen before answer 503 until it works', 'reading API key changes works again'),
+      KEY_INDEX_REFRESH_MS,
+    );
     app.addHook('onClose', async () => index.stop());
     app.decorate('apiKeys', {
       ...repository,
@@ -67,21 +80,8 @@ export default fp(
       },
     } satisfies ApiKeysRepository);
 
-    let lookupsFailing = false;
     const verify = createKeyVerifier({
-      lookup: (hash) =>
-        repository.authenticate(hash).then(
-          (identity) => {
-            if (lookupsFailing) app.log.info('verifying API keys works again');
-            lookupsFailing = false;
-            return identity;
-          },
-          (err: Error) => {
-            if (!lookupsFailing) app.log.warn({ err: err.message }, 'verifying API keys failed: keys answer 503 until it works');
-            lookupsFailing = true;
-            throw err;
-          },
-        ),
+      lookup: logFailures(app.log, repository.authenticate, 'verifying API keys failed: keys answer 503 until it works', 'verifying API keys works again'),
       mayExist: (hash) => index.has(hash),
       clock: opts.clock,
     });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
-import type { ApiKeyIdentity, Plan } from '../auth/apiKeys.js';
+import type { Plan } from '../auth/apiKeys.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { applyRateLimit } from './headers.js';
@@ -35,16 +35,6 @@ declare module 'fastify' {
   }
 }
 
-/** An enterprise key's own quota, made once per identity (identities are cached), not per request. */
-const enterpriseQuotas = new WeakMap<ApiKeyIdentity, Quota>();
-function quotaOf(key: ApiKeyIdentity | undefined, limits: Config['rateLimits']): Quota {
-  if (!key) return limits.anonymous;
-  if (key.plan !== 'enterprise') return limits.plans[key.plan];
-  let quota = enterpriseQuotas.get(key);
-  if (!quota) enterpriseQuotas.set(key, (quota = { perMinute: key.perMinute!, perDay: key.perDay! }));
-  return quota;
-}
-
 export default fp(
   async function rateLimitPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock }) {
     const { redisUrl, redisPrefix, redisTimeoutMs, rateLimits } = opts.config;
@@ -53,7 +43,7 @@ export default fp(
       help: 'Requests admitted by this instance counting alone while the Redis rate limiter fell back to local counters.',
       registers: [app.metricsRegistry],
     });
-    const store = redisUrl
+    const store: RateLimitStore = redisUrl
       ? createRedisStore(redisUrl, app.log, {
           prefix: redisPrefix,
           batch: rateLimits.redisBatch,
@@ -61,7 +51,7 @@ export default fp(
           timeoutMs: redisTimeoutMs,
           onFallbackAdmitted: () => fallbackAdmitted.inc(),
         })
-      : createMemoryStore({ clock: opts.clock });
+      : createMemoryStore(opts.clock);
     app.decorate('rateLimitStore', store);
     await store.ready().catch((err: Error) => app.log.warn({ err: err.message }, 'starting with per-instance rate limits until Redis answers'));
     app.addHook('onClose', () => store.close());
@@ -77,8 +67,9 @@ export default fp(
     }
 
     app.decorate('countRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const subject = request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`;
-      const quota = quotaOf(request.apiKey, rateLimits);
+      const key = request.apiKey;
+      const subject = key ? `key:${key.id}` : `ip:${request.ip}`;
+      const quota = !key ? rateLimits.anonymous : key.plan === 'enterprise' ? { perMinute: key.perMinute!, perDay: key.perDay! } : rateLimits.plans[key.plan];
       const hit = store.hit(subject, quota, rateLimits.ban);
       if (!(hit instanceof Promise)) return decide(request, reply, hit, subject, quota, done);
       hit.then((answered) => decide(request, reply, answered, subject, quota, done), done);

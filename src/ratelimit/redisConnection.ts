@@ -36,9 +36,7 @@ export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }):
     return {
       kind: 'node',
       client,
-      check: async () => {
-        await client.ping();
-      },
+      check: () => client.ping().then(() => {}),
     };
   }
   const client = new Cluster(target.nodes, {
@@ -71,17 +69,12 @@ export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }):
 /** Asks every master that holds slots for CLUSTER INFO; also opens their (lazy) connections. */
 async function checkCluster(cluster: Cluster): Promise<void> {
   if (cluster.status !== 'ready') throw new Error(`Redis Cluster connection ${cluster.status}`);
-  const masters = new Set<string>();
-  for (let slot = 0; slot < SLOTS; slot++) {
-    const master = cluster.slots[slot]?.[0];
-    if (!master) throw new Error(`Redis Cluster slot ${slot} has no master`);
-    masters.add(master);
-  }
+  const masters = new Set(Array.from({ length: SLOTS }, (_, slot) => cluster.slots[slot]?.[0]));
   const connections = new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
   await Promise.all(
     [...masters].map(async (master) => {
-      const node = connections.get(master);
-      if (!node) throw new Error(`no connection to Redis Cluster master ${master}`);
+      const node = master && connections.get(master);
+      if (!node) throw new Error(master ? `no connection to Redis Cluster master ${master}` : 'a Redis Cluster slot has no master');
       const info = await node.cluster('INFO');
       if (!/^cluster_state:ok\s*$/m.test(String(info))) throw new Error(`Redis Cluster master ${master}: cluster_state not ok`);
     }),

@@ -48,12 +48,10 @@ export function createRedisStore(
       );
     },
     async ready() {
-      if (connection.client.status !== 'ready') {
-        await withDeadline(new Promise((resolve) => connection.client.once('ready', resolve)), 2000, 'Redis not reachable at start');
-      }
-      if (connection.kind === 'node') return;
-      // Every master answers (and is connected before the first request), or the store starts degraded.
-      await withDeadline(connection.check(), 2000, 'Redis Cluster not answering at start').catch((err: Error) => {
+      const { client } = connection;
+      if (client.status !== 'ready') await withDeadline(new Promise((resolve) => client.once('ready', resolve)), 2000, 'Redis not reachable at start');
+      // Every master of a cluster answers (and is connected before the first request), or the store starts degraded.
+      await withDeadline(connection.check(), 2000, 'Redis not answering at start').catch((err: Error) => {
         breaker.open(err);
         throw err;
       });
