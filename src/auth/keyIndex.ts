@@ -19,13 +19,14 @@ const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);
 export async function startKeyIndex(changesSince: (since: Date | null) => Promise<KeyChanges>, intervalMs: number) {
   const prefixes = new Set<number>();
   let asOf: Date | null = null;
-  /** The refresh that misses are waiting for: the next one to start. */
-  let next = pending();
+  /** The refresh that misses are waiting for, the next one to start: its error, if it fails. */
+  let next = Promise.withResolvers<Error | undefined>();
 
   async function refresh(): Promise<void> {
     const changes = await changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
-    for (const hash of changes.active) prefixes.add(prefixOf(hash));
+    // Deletions first: a revoked key sharing a prefix with an active one must not hide it.
     for (const hash of changes.revoked) prefixes.delete(prefixOf(hash));
+    for (const hash of changes.active) prefixes.add(prefixOf(hash));
     asOf = changes.asOf;
   }
 
@@ -34,8 +35,8 @@ export async function startKeyIndex(changesSince: (since: Date | null) => Promis
     if (running) return;
     running = true;
     const waiting = next;
-    next = pending();
-    await refresh().then(waiting.resolve, waiting.reject);
+    next = Promise.withResolvers();
+    await refresh().then(() => waiting.resolve(undefined), waiting.resolve);
     running = false;
   }
 
@@ -45,21 +46,15 @@ export async function startKeyIndex(changesSince: (since: Date | null) => Promis
     /** Whether a key with this hash may exist: at once, or after the next refresh (rejects if that fails). */
     async has(hash: string): Promise<boolean> {
       if (prefixes.has(prefixOf(hash))) return true;
-      await next.promise;
+      const failed = await next.promise;
+      if (failed) throw failed;
       return prefixes.has(prefixOf(hash));
     },
     /** A key this process just created: known at once, without waiting for a refresh. */
     add: (hash: string) => void prefixes.add(prefixOf(hash)),
     stop(): void {
       clearInterval(timer);
-      next.reject(new Error('the key index is closed'));
+      next.resolve(new Error('the key index is closed'));
     },
   };
-}
-
-/** A promise to settle later, which nobody may be waiting for. */
-function pending() {
-  const p = Promise.withResolvers<void>();
-  p.promise.catch(() => {});
-  return p;
 }

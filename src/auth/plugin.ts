@@ -1,13 +1,13 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { errors, serviceUnavailable } from '../errors/apiError.js';
-import { KEY_INDEX_REFRESH_MS } from '../limits.js';
+import { KEY_CACHE_TTL_MS, KEY_INDEX_REFRESH_MS } from '../limits.js';
 import { bearerKey, hashApiKey } from './apiKey.js';
 import { apiKeysRepository, type ApiKeyIdentity, type ApiKeysRepository } from './apiKeys.js';
 import { startKeyIndex } from './keyIndex.js';
-import { createKeyVerifier } from './keyVerifier.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,16 +19,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** API keys in the database: create, list, revoke (the CLI and tests use it too). */
     apiKeys: ApiKeysRepository;
-    /**
-     * Works out who is calling (request.apiKey, request.credentials): nothing to wait for
-     * without a well-formed key, else a promise; a key that cannot be checked because the
-     * database is down rejects with a 503.
-     */
+    /** Sets request.apiKey and request.credentials: at once without a well-formed key, else a promise (503 if the database is down). */
     identifyCaller(request: FastifyRequest): void | Promise<void>;
   }
 }
 
-export const REALM = 'animal-store';
+const REALM = 'animal-store';
 
 /** Route-level check for operations secured by bearerAuth: runs after identification and counting, before the body is read. */
 export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
@@ -58,8 +54,8 @@ function logFailures<A extends unknown[], T>(log: FastifyBaseLogger, read: (...a
 }
 
 /**
- * The key store, the index of issued keys, the key cache, and identification (the API's gate
- * calls it first thing, see api/gate.ts) without deciding whether it is enough: each
+ * The key store, the index of issued keys, the cache of verified keys, and identification (the
+ * API's gate calls it first thing, see api/gate.ts) without deciding whether it is enough: each
  * operation's security does that.
  */
 export default fp(
@@ -80,11 +76,23 @@ export default fp(
       },
     } satisfies ApiKeysRepository);
 
-    const verify = createKeyVerifier({
-      lookup: logFailures(app.log, repository.authenticate, 'verifying API keys failed: keys answer 503 until it works', 'verifying API keys works again'),
-      mayExist: (hash) => index.has(hash),
-      clock: opts.clock,
+    const lookup = logFailures(app.log, repository.authenticate, 'verifying API keys failed: keys answer 503 until it works', 'verifying API keys works again');
+    // Keyed by the key itself, so a known key costs neither a hash nor a round trip. An answer older
+    // than the ttl is served while it is looked up again (stale-while-revalidate): a revoked key stops
+    // working within the ttl plus one lookup. A failed lookup drops the answer; false: no active key.
+    const verified = new LRUCache<string, ApiKeyIdentity | false>({
+      max: 10_000,
+      ttl: KEY_CACHE_TTL_MS,
+      allowStale: true,
+      ttlResolution: 0,
+      perf: { now: opts.clock },
+      fetchMethod: async (key) => (await lookup(hashApiKey(key))) ?? false,
     });
+    async function verify(key: string): Promise<ApiKeyIdentity | undefined> {
+      // A key neither cached nor in the index of issued keys is refused without the cache or the database.
+      if (verified.peek(key, { allowStale: true }) === undefined && !(await index.has(hashApiKey(key)))) return undefined;
+      return (await verified.fetch(key)) || undefined;
+    }
 
     app.decorateRequest('apiKey', undefined);
     app.decorateRequest('credentials', undefined);

@@ -7,21 +7,12 @@ import type { Config } from '../config.js';
 import { applyRateLimit } from './headers.js';
 import { createMemoryStore } from './memoryStore.js';
 import { createRedisStore } from './redisStore.js';
-import type { HitResult, Quota, RateLimitStore } from './store.js';
-
-/** What the limiter decided for one request: for its log line and the metrics. */
-export interface RateLimitNote {
-  outcome: 'allowed' | 'limited' | 'banned';
-  /** The key's plan, or `anonymous` for a request counted by client address. */
-  plan: Plan | 'anonymous';
-  limit: number;
-  remaining: number;
-  mode: 'shared' | 'local' | 'local-fallback';
-}
+import type { HitResult, RateLimitStore } from './store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    rateLimit?: RateLimitNote;
+    /** What the limiter decided, for the log line and the metrics (plan `anonymous`: counted by client address). */
+    rateLimit?: { outcome: 'allowed' | 'limited' | 'banned'; plan: Plan | 'anonymous'; limit: number; remaining: number; mode: ReturnType<RateLimitStore['mode']> };
   }
   interface FastifyInstance {
     /** Rate-limit counters: in Redis when REDIS_URL is set (shared by instances), else in this process. */
@@ -57,22 +48,21 @@ export default fp(
     app.addHook('onClose', () => store.close());
     app.decorateRequest('rateLimit', undefined);
 
-    /** Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any. */
-    function decide(request: FastifyRequest, reply: FastifyReply, hit: HitResult, subject: string, quota: Quota, done: HookHandlerDoneFunction) {
-      if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
-      const { limit, remaining, refusal } = applyRateLimit(reply, hit, quota);
-      const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
-      request.rateLimit = { outcome, plan: request.apiKey?.plan ?? 'anonymous', limit, remaining, mode: store.mode() };
-      done(refusal);
-    }
-
     app.decorate('countRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const key = request.apiKey;
       const subject = key ? `key:${key.id}` : `ip:${request.ip}`;
       const quota = !key ? rateLimits.anonymous : key.plan === 'enterprise' ? { perMinute: key.perMinute!, perDay: key.perDay! } : rateLimits.plans[key.plan];
+      // Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any.
+      const decide = (hit: HitResult) => {
+        if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
+        const { limit, remaining, refusal } = applyRateLimit(reply, hit, quota);
+        const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
+        request.rateLimit = { outcome, plan: key?.plan ?? 'anonymous', limit, remaining, mode: store.mode() };
+        done(refusal);
+      };
       const hit = store.hit(subject, quota, rateLimits.ban);
-      if (!(hit instanceof Promise)) return decide(request, reply, hit, subject, quota, done);
-      hit.then((answered) => decide(request, reply, answered, subject, quota, done), done);
+      if (hit instanceof Promise) hit.then(decide, done);
+      else decide(hit);
     });
   },
   { name: 'rate-limit', dependencies: ['authentication', 'metrics'] },
