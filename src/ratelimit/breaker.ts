@@ -7,7 +7,6 @@ const PROBE_INTERVAL_MS = 500;
 const WATCH_INTERVAL_MS = 1000;
 const pause = (ms: number) => sleep(ms, undefined, { ref: false });
 
-/** Rejects with `label` if `promise` has not settled within `ms`. */
 export function withDeadline<T>(promise: Promise<T>, ms: number, label: string): Promise<T> {
   let timer: NodeJS.Timeout;
   const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(label)), ms)));

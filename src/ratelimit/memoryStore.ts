@@ -55,7 +55,6 @@ export function createMemoryStore(clock: Clock) {
       }
       return result('limited');
     },
-    /** The subject's counts in the current windows. */
     peek(subject: string): WindowCounts {
       const now = Math.floor(clock() / 1000);
       const s = subjects.peek(subject);
@@ -65,7 +64,6 @@ export function createMemoryStore(clock: Clock) {
     seed(subject: string, counts: WindowCounts): void {
       Object.assign(record(subject, counts.now), { minuteCount: counts.minuteCount, dayCount: counts.dayCount });
     },
-    ready: async () => {},
     mode: () => 'local' as const,
     async close() {},
   };

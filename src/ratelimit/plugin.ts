@@ -35,7 +35,7 @@ export default fp(
       registers: [app.metricsRegistry],
     });
     const store: RateLimitStore = redisUrl
-      ? createRedisStore(redisUrl, app.log, {
+      ? await createRedisStore(redisUrl, app.log, {
           prefix: redisPrefix,
           batch: rateLimits.redisBatch,
           clock: opts.clock,
@@ -44,7 +44,6 @@ export default fp(
         })
       : createMemoryStore(opts.clock);
     app.decorate('rateLimitStore', store);
-    await store.ready().catch((err: Error) => app.log.warn({ err: err.message }, 'starting with per-instance rate limits until Redis answers'));
     app.addHook('onClose', () => store.close());
     app.decorateRequest('rateLimit', undefined);
 
