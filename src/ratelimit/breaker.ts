@@ -15,7 +15,7 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, label: string):
 
 /**
  * Whether requests may ask Redis. Opens on a failed or late answer (or a lost connection);
- * while open, Redis is probed twice a second, and the breaker closes once it answers and
+ * while open, Redis is probed every half second, and the breaker closes once it answers and
  * `recover` (handing back what was counted locally) has succeeded. On a cluster it is one
  * for all masters, and every master is checked each second while closed too, so "shared"
  * means the whole cluster answers.
