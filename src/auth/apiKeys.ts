@@ -57,17 +57,14 @@ export function apiKeysRepository(pool: pg.Pool) {
       return rows[0];
     },
 
-    /** Hashes of keys created or revoked since `since` (all active keys when null), and the database's time of reading. */
+    /** Hashes of keys created or revoked since `since` (ever, when null), and the database's time of reading. */
     async changesSince(since: Date | null): Promise<KeyChanges> {
       const { rows } = await pool.query<KeyChanges>(
-        since === null
-          ? `SELECT now() AS "asOf", coalesce(array_agg(key_hash), '{}') AS active, '{}'::text[] AS revoked
-               FROM api_keys WHERE revoked_at IS NULL`
-          : `SELECT now() AS "asOf",
-                    coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NULL), '{}') AS active,
-                    coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NOT NULL), '{}') AS revoked
-               FROM api_keys WHERE changed_at > $1`,
-        since === null ? [] : [since],
+        `SELECT now() AS "asOf",
+                coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NULL), '{}') AS active,
+                coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NOT NULL), '{}') AS revoked
+           FROM api_keys WHERE changed_at > coalesce($1::timestamptz, '-infinity')`,
+        [since],
       );
       return rows[0]!;
     },

@@ -16,23 +16,17 @@ const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);
  * instance): it waits for the next refresh rather than costing a lookup of its own, so
  * however many made-up keys arrive, the database sees one small query per interval.
  */
-export async function startKeyIndex(opts: {
-  changesSince(since: Date | null): Promise<KeyChanges>;
-  intervalMs: number;
-  /** Called with the error of a failed refresh, or undefined when one works again after failures. */
-  onHealth(err: unknown): void;
-}) {
+export async function startKeyIndex(changesSince: (since: Date | null) => Promise<KeyChanges>, intervalMs: number) {
   const prefixes = new Set<number>();
   let asOf: Date | null = null;
-  let failing = false;
-  /** The refresh that misses are waiting for: the next one to start. */
-  let next = Promise.withResolvers<void>();
-  next.promise.catch(() => {}); // nobody may be waiting
+  /** The refresh that misses are waiting for, the next one to start: its error, if it fails. */
+  let next = Promise.withResolvers<Error | undefined>();
 
   async function refresh(): Promise<void> {
-    const changes = await opts.changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
-    for (const hash of changes.active) prefixes.add(prefixOf(hash));
+    const changes = await changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
+    // Deletions first: a revoked key sharing a prefix with an active one must not hide it.
     for (const hash of changes.revoked) prefixes.delete(prefixOf(hash));
+    for (const hash of changes.active) prefixes.add(prefixOf(hash));
     asOf = changes.asOf;
   }
 
@@ -41,38 +35,26 @@ export async function startKeyIndex(opts: {
     if (running) return;
     running = true;
     const waiting = next;
-    next = Promise.withResolvers<void>();
-    next.promise.catch(() => {});
-    try {
-      await refresh();
-      if (failing) opts.onHealth(undefined);
-      failing = false;
-      waiting.resolve();
-    } catch (err) {
-      if (!failing) opts.onHealth(err);
-      failing = true;
-      waiting.reject(err);
-    } finally {
-      running = false;
-    }
+    next = Promise.withResolvers();
+    await refresh().then(() => waiting.resolve(undefined), waiting.resolve);
+    running = false;
   }
 
   await refresh();
-  const timer = setInterval(() => void tick(), opts.intervalMs).unref();
+  const timer = setInterval(() => void tick(), intervalMs).unref();
   return {
     /** Whether a key with this hash may exist: at once, or after the next refresh (rejects if that fails). */
     async has(hash: string): Promise<boolean> {
       if (prefixes.has(prefixOf(hash))) return true;
-      await next.promise;
+      const failed = await next.promise;
+      if (failed) throw failed;
       return prefixes.has(prefixOf(hash));
     },
     /** A key this process just created: known at once, without waiting for a refresh. */
     add: (hash: string) => void prefixes.add(prefixOf(hash)),
     stop(): void {
       clearInterval(timer);
-      next.reject(new Error('the key index is closed'));
+      next.resolve(new Error('the key index is closed'));
     },
   };
 }
-
-export type KeyIndex = Awaited<ReturnType<typeof startKeyIndex>>;

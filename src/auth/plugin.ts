@@ -1,13 +1,13 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { errors, serviceUnavailable } from '../errors/apiError.js';
-import { KEY_INDEX_REFRESH_MS } from '../limits.js';
+import { KEY_CACHE_TTL_MS, KEY_INDEX_REFRESH_MS } from '../limits.js';
 import { bearerKey, hashApiKey } from './apiKey.js';
 import { apiKeysRepository, type ApiKeyIdentity, type ApiKeysRepository } from './apiKeys.js';
 import { startKeyIndex } from './keyIndex.js';
-import { createKeyVerifier } from './keyVerifier.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,16 +19,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** API keys in the database: create, list, revoke (the CLI and tests use it too). */
     apiKeys: ApiKeysRepository;
-    /**
-     * Works out who is calling (request.apiKey, request.credentials): nothing to wait for
-     * without a well-formed key, else a promise; a key that cannot be checked because the
-     * database is down rejects with a 503.
-     */
+    /** Sets request.apiKey and request.credentials: at once without a well-formed key, else a promise (503 if the database is down). */
     identifyCaller(request: FastifyRequest): void | Promise<void>;
   }
 }
 
-export const REALM = 'animal-store';
+const REALM = 'animal-store';
 
 /** Route-level check for operations secured by bearerAuth: runs after identification and counting, before the body is read. */
 export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
@@ -39,23 +35,36 @@ export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, don
   done(errors.unauthorized('Missing API key. Send it as "Authorization: Bearer <API_KEY>".', { 'www-authenticate': `Bearer realm="${REALM}"` }));
 }
 
+/** Wraps a database read to log when it starts failing and when it works again, not once per attempt. */
+function logFailures<A extends unknown[], T>(log: FastifyBaseLogger, read: (...args: A) => Promise<T>, failing: string, back: string) {
+  let down = false;
+  return (...args: A): Promise<T> =>
+    read(...args).then(
+      (value) => {
+        if (down) log.info(back);
+        down = false;
+        return value;
+      },
+      (err: Error) => {
+        if (!down) log.warn({ err: err.message }, failing);
+        down = true;
+        throw err;
+      },
+    );
+}
+
 /**
- * The key store, the index of issued keys, the key cache, and identification (the API's gate
- * calls it first thing, see api/gate.ts) without deciding whether it is enough: each
- * operation's security does that. Failing database reads are logged when they start failing
- * and when they work again, not once per attempt.
+ * The key store, the index of issued keys, the cache of verified keys, and identification (the
+ * API's gate calls it first thing, see api/gate.ts) without deciding whether it is enough: each
+ * operation's security does that.
  */
 export default fp(
   async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock }) {
     const repository = apiKeysRepository(app.database.pool);
-    const index = await startKeyIndex({
-      changesSince: (since) => repository.changesSince(since),
-      intervalMs: KEY_INDEX_REFRESH_MS,
-      onHealth: (err) =>
-        err
-          ? app.log.warn({ err: (err as Error).message }, 'reading API key changes failed: keys not seen before answer 503 until it works')
-          : app.log.info('reading API key changes works again'),
-    });
+    const index = await startKeyIndex(
+      logFailures(app.log, repository.changesSince, 'reading API key changes failed: keys not seen before answer 503 until it works', 'reading API key changes works again'),
+      KEY_INDEX_REFRESH_MS,
+    );
     app.addHook('onClose', async () => index.stop());
     app.decorate('apiKeys', {
       ...repository,
@@ -67,24 +76,23 @@ export default fp(
       },
     } satisfies ApiKeysRepository);
 
-    let lookupsFailing = false;
-    const verify = createKeyVerifier({
-      lookup: (hash) =>
-        repository.authenticate(hash).then(
-          (identity) => {
-            if (lookupsFailing) app.log.info('verifying API keys works again');
-            lookupsFailing = false;
-            return identity;
-          },
-          (err: Error) => {
-            if (!lookupsFailing) app.log.warn({ err: err.message }, 'verifying API keys failed: keys answer 503 until it works');
-            lookupsFailing = true;
-            throw err;
-          },
-        ),
-      mayExist: (hash) => index.has(hash),
-      clock: opts.clock,
+    const lookup = logFailures(app.log, repository.authenticate, 'verifying API keys failed: keys answer 503 until it works', 'verifying API keys works again');
+    // Keyed by the key itself, so a known key costs neither a hash nor a round trip. An answer older
+    // than the ttl is looked up again before the request is answered, never served stale (a key idle
+    // and revoked meanwhile would get one more answer): a revoked key stops working within the ttl.
+    // A failed lookup drops the answer; false: no active key.
+    const verified = new LRUCache<string, ApiKeyIdentity | false>({
+      max: 10_000,
+      ttl: KEY_CACHE_TTL_MS,
+      ttlResolution: 0,
+      perf: { now: opts.clock },
+      fetchMethod: async (key) => (await lookup(hashApiKey(key))) ?? false,
     });
+    async function verify(key: string): Promise<ApiKeyIdentity | undefined> {
+      // A key neither cached nor in the index of issued keys is refused without the cache or the database.
+      if (verified.peek(key) === undefined && !(await index.has(hashApiKey(key)))) return undefined;
+      return (await verified.fetch(key)) || undefined;
+    }
 
     app.decorateRequest('apiKey', undefined);
     app.decorateRequest('credentials', undefined);

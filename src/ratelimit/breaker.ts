@@ -1,12 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RedisConnection } from './redisConnection.js';
 
-/** How often Redis is probed while the breaker is open. */
 const PROBE_INTERVAL_MS = 500;
 /** How often a cluster's masters are checked while the breaker is closed (requests only reach some). */
 const WATCH_INTERVAL_MS = 1000;
+const pause = (ms: number) => sleep(ms, undefined, { ref: false });
 
-/** Rejects with `label` if `promise` has not settled within `ms`. */
 export function withDeadline<T>(promise: Promise<T>, ms: number, label: string): Promise<T> {
   let timer: NodeJS.Timeout;
   const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(label)), ms)));
@@ -15,58 +15,49 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, label: string):
 
 /**
  * Whether requests may ask Redis. Opens on a failed or late answer (or a lost connection);
- * while open, Redis is probed twice a second, and the breaker closes once it answers and
+ * while open, Redis is probed every half second, and the breaker closes once it answers and
  * `recover` (handing back what was counted locally) has succeeded. On a cluster it is one
  * for all masters, and every master is checked each second while closed too, so "shared"
  * means the whole cluster answers.
  */
 export function createBreaker(connection: RedisConnection, opts: { timeoutMs: number; log: FastifyBaseLogger; recover(): Promise<void> }) {
-  let probe: NodeJS.Timeout | undefined;
-  let probing = false;
+  let down = false;
   let stopped = false;
 
   function open(err: Error): void {
-    if (probe || stopped) return;
+    if (down || stopped) return;
+    down = true;
     opts.log.warn({ err: err.message }, 'Redis unavailable: rate limits fall back to this instance');
-    probe = setInterval(() => void tryToClose(), PROBE_INTERVAL_MS).unref();
+    void probeUntilBack();
   }
 
-  async function tryToClose(): Promise<void> {
-    if (probing) return;
-    probing = true;
-    try {
-      await withDeadline(connection.check(), opts.timeoutMs * 2, 'Redis probe timed out');
-      await withDeadline(opts.recover(), opts.timeoutMs * 4, 'Redis reconciliation timed out');
-      clearInterval(probe);
-      probe = undefined;
-      opts.log.info('Redis is back: rate limits are shared again');
-    } catch {
-      // still down: the next probe tries again
-    } finally {
-      probing = false;
+  async function probeUntilBack(): Promise<void> {
+    while (!stopped) {
+      await pause(PROBE_INTERVAL_MS);
+      try {
+        await withDeadline(connection.check(), opts.timeoutMs * 2, 'Redis probe timed out');
+        await withDeadline(opts.recover(), opts.timeoutMs * 4, 'Redis reconciliation timed out');
+        down = false;
+        return opts.log.info('Redis is back: rate limits are shared again');
+      } catch {
+        // still down: the next probe tries again
+      }
     }
   }
 
-  let watching = false;
-  const watch =
-    connection.kind === 'cluster'
-      ? setInterval(() => {
-          if (probe || watching || connection.client.status !== 'ready') return;
-          watching = true;
-          withDeadline(connection.check(), opts.timeoutMs * 2, 'Redis Cluster check timed out')
-            .catch(open)
-            .finally(() => (watching = false));
-        }, WATCH_INTERVAL_MS).unref()
-      : undefined;
+  async function watchCluster(): Promise<void> {
+    while (!stopped) {
+      await pause(WATCH_INTERVAL_MS);
+      if (!down && connection.client.status === 'ready') await withDeadline(connection.check(), opts.timeoutMs * 2, 'Redis Cluster check timed out').catch(open);
+    }
+  }
+  if (connection.kind === 'cluster') void watchCluster();
 
   return {
     open,
-    /** Open, or the connection is not ready. */
-    isOpen: () => probe !== undefined || connection.client.status !== 'ready',
+    isOpen: () => down || connection.client.status !== 'ready',
     stop(): void {
       stopped = true;
-      clearInterval(probe);
-      clearInterval(watch);
     },
   };
 }

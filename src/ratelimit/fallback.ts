@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { createMemoryStore } from './memoryStore.js';
 import type { RedisConnection } from './redisConnection.js';
@@ -17,26 +16,18 @@ const sameWindow = (a: number, b: number, length: number) => Math.floor(a / leng
 export function createFallback(connection: RedisConnection, opts: { prefix: string; clock: Clock; onAdmitted(): void }) {
   const redis = connection.client as WithFlush;
   redis.defineCommand('rateLimitFlush', { numberOfKeys: 1, lua: luaScript('flush.lua') });
-  const local = createMemoryStore({ clock: opts.clock });
-  const lastKnown = new LRUCache<string, WindowCounts>({ max: 50_000 });
+  const local = createMemoryStore(opts.clock);
   /** Each subject's counts when this instance fell back for it: what it admitted since is the difference. */
   const outage = new Map<string, WindowCounts>();
 
   return {
-    /** Redis's last counts for a subject: where its local count starts if Redis fails. */
+    /** Redis's counts for a subject: where its local count starts if Redis fails. */
     remember(subject: string, counts: WindowCounts): void {
-      lastKnown.set(subject, { now: counts.now, minuteCount: counts.minuteCount, dayCount: counts.dayCount });
+      if (!outage.has(subject)) local.seed(subject, counts);
     },
 
     hit(subject: string, quota: Quota, ban: BanPolicy): HitResult {
-      if (!outage.has(subject)) {
-        const known = lastKnown.get(subject);
-        const now = Math.floor(opts.clock() / 1000);
-        if (known && sameWindow(known.now, now, DAY)) {
-          local.seed(subject, { now, minuteCount: sameWindow(known.now, now, MINUTE) ? known.minuteCount : 0, dayCount: known.dayCount });
-        }
-        outage.set(subject, local.peek(subject));
-      }
+      if (!outage.has(subject)) outage.set(subject, local.peek(subject));
       const result = local.hit(subject, quota, ban);
       if (result.outcome === 'allowed') opts.onAdmitted();
       return result;

@@ -1,14 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { systemClock, type Clock } from '../clock.js';
-import { DAY, MINUTE, type BanPolicy, type HitResult, type Quota, type RateLimitStore, type WindowCounts } from './store.js';
-
-export interface MemoryStore extends RateLimitStore {
-  hit(subject: string, quota: Quota, ban: BanPolicy): HitResult;
-  /** Starts a subject's current windows from these counts (from Redis, before an outage). */
-  seed(subject: string, counts: WindowCounts): void;
-  /** The subject's counts in the current windows. */
-  peek(subject: string): WindowCounts;
-}
+import type { Clock } from '../clock.js';
+import { DAY, MINUTE, type BanPolicy, type HitResult, type Quota, type WindowCounts } from './store.js';
 
 /** Everything counted for one subject; a count of a window that ended reads as 0, so nothing expires. */
 interface Subject {
@@ -33,10 +25,9 @@ function roll(s: Subject, now: number): Subject {
 }
 
 /** Counters in this process: exact for one instance, and the same algorithm as the Redis script (hit.lua). */
-export function createMemoryStore(opts: { maxSubjects?: number; clock?: Clock } = {}): MemoryStore {
-  const clock = opts.clock ?? systemClock;
+export function createMemoryStore(clock: Clock) {
   // Bounded by the number of recently active subjects; the least recent is forgotten first.
-  const subjects = new LRUCache<string, Subject>({ max: opts.maxSubjects ?? 50_000 });
+  const subjects = new LRUCache<string, Subject>({ max: 50_000 });
 
   function record(subject: string, now: number): Subject {
     let s = subjects.get(subject);
@@ -45,7 +36,7 @@ export function createMemoryStore(opts: { maxSubjects?: number; clock?: Clock } 
   }
 
   return {
-    hit(subject, quota, ban) {
+    hit(subject: string, quota: Quota, ban: BanPolicy): HitResult {
       const nowMs = clock();
       const now = Math.floor(nowMs / 1000);
       const s = record(subject, now);
@@ -64,16 +55,16 @@ export function createMemoryStore(opts: { maxSubjects?: number; clock?: Clock } 
       }
       return result('limited');
     },
-    peek(subject) {
+    peek(subject: string): WindowCounts {
       const now = Math.floor(clock() / 1000);
       const s = subjects.peek(subject);
       return s ? { now, minuteCount: roll(s, now).minuteCount, dayCount: s.dayCount } : { now, minuteCount: 0, dayCount: 0 };
     },
-    seed(subject, counts) {
+    /** Sets a subject's counts in the windows containing `counts.now` (Redis's, for a fallback). */
+    seed(subject: string, counts: WindowCounts): void {
       Object.assign(record(subject, counts.now), { minuteCount: counts.minuteCount, dayCount: counts.dayCount });
     },
-    ready: async () => {},
-    mode: () => 'local',
+    mode: () => 'local' as const,
     async close() {},
   };
 }

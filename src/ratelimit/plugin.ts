@@ -1,27 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
-import type { ApiKeyIdentity, Plan } from '../auth/apiKeys.js';
+import type { Plan } from '../auth/apiKeys.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { applyRateLimit } from './headers.js';
 import { createMemoryStore } from './memoryStore.js';
 import { createRedisStore } from './redisStore.js';
-import type { HitResult, Quota, RateLimitStore } from './store.js';
-
-/** What the limiter decided for one request: for its log line and the metrics. */
-export interface RateLimitNote {
-  outcome: 'allowed' | 'limited' | 'banned';
-  /** The key's plan, or `anonymous` for a request counted by client address. */
-  plan: Plan | 'anonymous';
-  limit: number;
-  remaining: number;
-  mode: 'shared' | 'local' | 'local-fallback';
-}
+import type { HitResult, RateLimitStore } from './store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    rateLimit?: RateLimitNote;
+    /** What the limiter decided, for the log line and the metrics (plan `anonymous`: counted by client address). */
+    rateLimit?: { outcome: 'allowed' | 'limited' | 'banned'; plan: Plan | 'anonymous'; limit: number; remaining: number; mode: ReturnType<RateLimitStore['mode']> };
   }
   interface FastifyInstance {
     /** Rate-limit counters: in Redis when REDIS_URL is set (shared by instances), else in this process. */
@@ -35,16 +26,6 @@ declare module 'fastify' {
   }
 }
 
-/** An enterprise key's own quota, made once per identity (identities are cached), not per request. */
-const enterpriseQuotas = new WeakMap<ApiKeyIdentity, Quota>();
-function quotaOf(key: ApiKeyIdentity | undefined, limits: Config['rateLimits']): Quota {
-  if (!key) return limits.anonymous;
-  if (key.plan !== 'enterprise') return limits.plans[key.plan];
-  let quota = enterpriseQuotas.get(key);
-  if (!quota) enterpriseQuotas.set(key, (quota = { perMinute: key.perMinute!, perDay: key.perDay! }));
-  return quota;
-}
-
 export default fp(
   async function rateLimitPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock }) {
     const { redisUrl, redisPrefix, redisTimeoutMs, rateLimits } = opts.config;
@@ -53,35 +34,34 @@ export default fp(
       help: 'Requests admitted by this instance counting alone while the Redis rate limiter fell back to local counters.',
       registers: [app.metricsRegistry],
     });
-    const store = redisUrl
-      ? createRedisStore(redisUrl, app.log, {
+    const store: RateLimitStore = redisUrl
+      ? await createRedisStore(redisUrl, app.log, {
           prefix: redisPrefix,
           batch: rateLimits.redisBatch,
           clock: opts.clock,
           timeoutMs: redisTimeoutMs,
           onFallbackAdmitted: () => fallbackAdmitted.inc(),
         })
-      : createMemoryStore({ clock: opts.clock });
+      : createMemoryStore(opts.clock);
     app.decorate('rateLimitStore', store);
-    await store.ready().catch((err: Error) => app.log.warn({ err: err.message }, 'starting with per-instance rate limits until Redis answers'));
     app.addHook('onClose', () => store.close());
     app.decorateRequest('rateLimit', undefined);
 
-    /** Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any. */
-    function decide(request: FastifyRequest, reply: FastifyReply, hit: HitResult, subject: string, quota: Quota, done: HookHandlerDoneFunction) {
-      if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
-      const { limit, remaining, refusal } = applyRateLimit(reply, hit, quota);
-      const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
-      request.rateLimit = { outcome, plan: request.apiKey?.plan ?? 'anonymous', limit, remaining, mode: store.mode() };
-      done(refusal);
-    }
-
     app.decorate('countRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const subject = request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`;
-      const quota = quotaOf(request.apiKey, rateLimits);
+      const key = request.apiKey;
+      const subject = key ? `key:${key.id}` : `ip:${request.ip}`;
+      const quota = !key ? rateLimits.anonymous : key.plan === 'enterprise' ? { perMinute: key.perMinute!, perDay: key.perDay! } : rateLimits.plans[key.plan];
+      // Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any.
+      const decide = (hit: HitResult) => {
+        if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
+        const { limit, remaining, refusal } = applyRateLimit(reply, hit, quota);
+        const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
+        request.rateLimit = { outcome, plan: key?.plan ?? 'anonymous', limit, remaining, mode: store.mode() };
+        done(refusal);
+      };
       const hit = store.hit(subject, quota, rateLimits.ban);
-      if (!(hit instanceof Promise)) return decide(request, reply, hit, subject, quota, done);
-      hit.then((answered) => decide(request, reply, answered, subject, quota, done), done);
+      if (hit instanceof Promise) hit.then(decide, done);
+      else decide(hit);
     });
   },
   { name: 'rate-limit', dependencies: ['authentication', 'metrics'] },

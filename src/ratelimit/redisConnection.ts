@@ -1,49 +1,34 @@
 import { Cluster, Redis } from 'ioredis';
 import { parseRedisUrl } from './redisUrl.js';
 
-/** Every hash slot of a Redis Cluster. */
 const SLOTS = 16_384;
 
-/** Reconnect attempts: 100 ms more each time, at most a second apart. */
+/** Reconnect attempts, at most a second apart. */
 const backoff = (attempt: number) => Math.min(attempt * 100, 1000);
 
-/** The client of REDIS_URL (one node or a cluster) and how to tell whether it answers. */
-export interface RedisConnection {
-  kind: 'node' | 'cluster';
-  client: Redis | Cluster;
-  /**
-   * Resolves if Redis answers: a node, a PING; a cluster, every master of the slot map,
-   * each saying cluster_state:ok, so one master down is never reported as "answers".
-   */
-  check(): Promise<void>;
-}
-
-/** Connects to REDIS_URL with settings that fail fast: the store, not ioredis, decides what waits. */
-export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }): RedisConnection {
+/**
+ * Connects to REDIS_URL (one node or a cluster) with settings that fail fast: the store, not
+ * ioredis, decides what waits. `check()` resolves if Redis answers: a node, a PING; a cluster,
+ * every master of the slot map, each saying cluster_state:ok, so one master down is never
+ * reported as "answers".
+ */
+export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }) {
+  const failFast = {
+    enableOfflineQueue: false, // fail at once while disconnected instead of queueing requests
+    // Hits of concurrent requests issued in the same tick go to Redis as one pipeline (per master): one write, one read.
+    enableAutoPipelining: true,
+  };
   const perCommand = {
     commandTimeout: Math.max(1000, timeoutMs * 4), // frees commands stuck behind a hung server
     maxRetriesPerRequest: 0,
   };
   const target = parseRedisUrl(url);
   if (target.kind === 'node') {
-    const client = new Redis(url, {
-      ...perCommand,
-      enableOfflineQueue: false, // fail at once while disconnected instead of queueing requests
-      retryStrategy: backoff,
-      // Hits of concurrent requests issued in the same tick go to Redis as one pipeline: one write, one read.
-      enableAutoPipelining: true,
-    });
-    return {
-      kind: 'node',
-      client,
-      check: async () => {
-        await client.ping();
-      },
-    };
+    const client = new Redis(url, { ...failFast, ...perCommand, retryStrategy: backoff });
+    return { kind: 'node' as const, client, check: () => client.ping().then(() => {}) };
   }
   const client = new Cluster(target.nodes, {
-    enableOfflineQueue: false,
-    enableAutoPipelining: true, // one pipeline per master and tick
+    ...failFast,
     scaleReads: 'master', // the script reads and writes: replicas never serve it
     clusterRetryStrategy: backoff, // no seed reachable: keep trying
     // A master that restarts on its address is reconnected, rather than dropped until a MOVED.
@@ -57,7 +42,7 @@ export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }):
     },
   });
   return {
-    kind: 'cluster',
+    kind: 'cluster' as const,
     client,
     check: () =>
       checkCluster(client).catch((err: unknown) => {
@@ -68,20 +53,17 @@ export function connectRedis(url: string, { timeoutMs }: { timeoutMs: number }):
   };
 }
 
+export type RedisConnection = ReturnType<typeof connectRedis>;
+
 /** Asks every master that holds slots for CLUSTER INFO; also opens their (lazy) connections. */
 async function checkCluster(cluster: Cluster): Promise<void> {
   if (cluster.status !== 'ready') throw new Error(`Redis Cluster connection ${cluster.status}`);
-  const masters = new Set<string>();
-  for (let slot = 0; slot < SLOTS; slot++) {
-    const master = cluster.slots[slot]?.[0];
-    if (!master) throw new Error(`Redis Cluster slot ${slot} has no master`);
-    masters.add(master);
-  }
+  const masters = new Set(Array.from({ length: SLOTS }, (_, slot) => cluster.slots[slot]?.[0]));
   const connections = new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
   await Promise.all(
     [...masters].map(async (master) => {
-      const node = connections.get(master);
-      if (!node) throw new Error(`no connection to Redis Cluster master ${master}`);
+      const node = master && connections.get(master);
+      if (!node) throw new Error(master ? `no connection to Redis Cluster master ${master}` : 'a Redis Cluster slot has no master');
       const info = await node.cluster('INFO');
       if (!/^cluster_state:ok\s*$/m.test(String(info))) throw new Error(`Redis Cluster master ${master}: cluster_state not ok`);
     }),

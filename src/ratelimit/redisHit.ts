@@ -19,14 +19,6 @@ export function redisKeys(prefix: string, subject: string, nowMs: number) {
 type Answer = [HitResult['outcome'], number, number, number, number, number];
 type WithHit = RedisConnection['client'] & { rateLimitHit(...args: (string | number)[]): Promise<Answer> };
 
-/** Requests reserved in Redis by this instance and not yet used, for one subject, until its windows' end (a second early). */
-interface Reservation {
-  left: number;
-  minuteCount: number;
-  dayCount: number;
-  windowEnd: number;
-}
-
 /**
  * Counting in Redis: hit.lua checks the ban and both windows in one atomic round trip, and
  * for a busy key far from its limits reserves up to `batch` requests, which this instance
@@ -35,7 +27,8 @@ interface Reservation {
 export function createRedisHit(connection: RedisConnection, opts: { prefix: string; batch: number; clock: Clock }) {
   const redis = connection.client as WithHit;
   redis.defineCommand('rateLimitHit', { numberOfKeys: 5, lua: luaScript('hit.lua') });
-  const reservations = new LRUCache<string, Reservation>({ max: 10_000 });
+  // Requests reserved in Redis by this instance and not yet used, per subject, until its windows' end (a second early).
+  const reservations = new LRUCache<string, { left: number; minuteCount: number; dayCount: number; windowEnd: number }>({ max: 10_000 });
 
   return {
     /** A request admitted from this subject's reservation, if it has one left. */

@@ -14,23 +14,33 @@ import type { RateLimitStore } from './store.js';
  * and this instance counts alone (fallback.ts) until Redis answers again. Meanwhile a quota
  * can be exceeded at most by what the other instances admit on their own in the same window.
  */
-export function createRedisStore(
+export async function createRedisStore(
   url: string,
   log: FastifyBaseLogger,
   opts: { prefix: string; timeoutMs: number; batch: number; clock: Clock; onFallbackAdmitted(): void },
-): RateLimitStore {
+): Promise<RateLimitStore> {
   const connection = connectRedis(url, { timeoutMs: opts.timeoutMs });
-  connection.client.on('error', () => {}); // connection errors surface as failed hits, handled below
+  const { client } = connection;
+  client.on('error', () => {}); // connection errors surface as failed hits, handled below
   const redisHit = createRedisHit(connection, opts);
   const fallback = createFallback(connection, { prefix: opts.prefix, clock: opts.clock, onAdmitted: opts.onFallbackAdmitted });
   const breaker = createBreaker(connection, { timeoutMs: opts.timeoutMs, log, recover: fallback.reconcile });
+
+  try {
+    if (client.status !== 'ready') await withDeadline(new Promise((resolve) => client.once('ready', resolve)), 2000, 'Redis not reachable at start');
+    // Every master of a cluster answers (and is connected before the first request), or the store starts degraded.
+    await withDeadline(connection.check(), 2000, 'Redis not answering at start');
+  } catch (err) {
+    breaker.open(err as Error);
+    log.warn({ err: (err as Error).message }, 'starting with per-instance rate limits until Redis answers');
+  }
 
   return {
     hit(subject, quota, ban) {
       const reserved = redisHit.reserved(subject);
       if (reserved) return reserved;
       if (breaker.isOpen()) {
-        breaker.open(new Error(`connection ${connection.client.status}`));
+        breaker.open(new Error(`connection ${client.status}`));
         return fallback.hit(subject, quota, ban);
       }
       const sent = redisHit.send(subject, quota, ban);
@@ -47,21 +57,10 @@ export function createRedisStore(
         },
       );
     },
-    async ready() {
-      if (connection.client.status !== 'ready') {
-        await withDeadline(new Promise((resolve) => connection.client.once('ready', resolve)), 2000, 'Redis not reachable at start');
-      }
-      if (connection.kind === 'node') return;
-      // Every master answers (and is connected before the first request), or the store starts degraded.
-      await withDeadline(connection.check(), 2000, 'Redis Cluster not answering at start').catch((err: Error) => {
-        breaker.open(err);
-        throw err;
-      });
-    },
     mode: () => (breaker.isOpen() ? 'local-fallback' : 'shared'),
     async close() {
       breaker.stop();
-      connection.client.disconnect();
+      client.disconnect();
     },
   };
 }

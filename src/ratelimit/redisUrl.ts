@@ -4,23 +4,13 @@
  * (`rediss+cluster://` for TLS). The seeds only bootstrap: the client learns every master
  * from them, so any reachable one will do. No ioredis import here: config.ts validates with it.
  */
-export type RedisTarget =
-  | { kind: 'node'; url: string }
-  | {
-      kind: 'cluster';
-      nodes: Array<{ host: string; port: number }>;
-      username: string | undefined;
-      password: string | undefined;
-      tls: boolean;
-    };
-
 const CLUSTER = /^(rediss?)\+cluster:\/\/(?:([^@/?#]*)@)?([^@/?#]+)\/?$/;
 // host:port, with an IPv6 host in brackets; the port may be left out (6379).
 const SEED = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::([0-9]{1,5}))?$/;
 
 /** Parses REDIS_URL; throws a message naming the variable on a malformed cluster URL. */
-export function parseRedisUrl(url: string): RedisTarget {
-  if (/^rediss?:\/\//.test(url)) return { kind: 'node', url };
+export function parseRedisUrl(url: string) {
+  if (/^rediss?:\/\//.test(url)) return { kind: 'node' as const, url };
   const m = CLUSTER.exec(url);
   if (!m) throw new Error('REDIS_URL must be redis://…, rediss://…, or redis+cluster://host:port,host:port (rediss+cluster:// for TLS).');
   const [, scheme, userinfo, hosts] = m;
@@ -34,7 +24,7 @@ export function parseRedisUrl(url: string): RedisTarget {
   const colon = userinfo?.indexOf(':') ?? -1;
   const username = userinfo === undefined ? undefined : decoded(colon < 0 ? userinfo : userinfo.slice(0, colon));
   const password = userinfo === undefined || colon < 0 ? undefined : decoded(userinfo.slice(colon + 1));
-  return { kind: 'cluster', nodes, username, password, tls: scheme === 'rediss' };
+  return { kind: 'cluster' as const, nodes, username, password, tls: scheme === 'rediss' };
 }
 
 function decoded(text: string): string | undefined {

@@ -29,8 +29,6 @@ export interface HitResult extends WindowCounts {
 export interface RateLimitStore {
   /** Counts a request of `subject` against both windows and the ban; at once when it can (in-process counts, a Redis reservation). */
   hit(subject: string, quota: Quota, ban: BanPolicy): HitResult | Promise<HitResult>;
-  /** Resolves when the store can count (Redis connected), or rejects; the service may start without it. */
-  ready(): Promise<void>;
   /** 'shared' when counters live in Redis, 'local' when in this process (by choice or as a fallback). */
   mode(): 'shared' | 'local' | 'local-fallback';
   close(): Promise<void>;
