@@ -100,12 +100,16 @@ export default fp(
       const key = bearerKey(request.headers.authorization);
       request.credentials = key === 'missing' ? 'missing' : 'invalid'; // until proven otherwise
       if (key === 'missing' || key === 'malformed') return;
+      const accept = (identity: ApiKeyIdentity | false | undefined) => {
+        if (!identity) return;
+        request.apiKey = identity;
+        request.credentials = 'valid';
+      };
+      // A fresh cached answer is taken at once: the usual request makes no promise.
+      const cached = verified.get(key);
+      if (cached !== undefined) return accept(cached);
       return verify(key).then(
-        (identity) => {
-          if (!identity) return;
-          request.apiKey = identity;
-          request.credentials = 'valid';
-        },
+        accept,
         (err: unknown) => {
           throw isDatabaseUnavailable(err) ? serviceUnavailable() : err;
         },
