@@ -32,10 +32,10 @@ export interface AppOptions {
 
 /**
  * Builds the whole service as a tree of plugins, ready to listen (docs/ARCHITECTURE.md):
- * root: errors, the arrival hook, protocol answers, CORS, the request line and metrics
- * (whose listener is their own), and the shared capabilities (database,
- * API keys, rate-limit store, identification and counting); beside each other: health,
- * docs, and the API under its base path, whose gate alone authenticates and counts.
+ * root: errors, the arrival hook, shutdown, protocol answers, CORS, the request line and
+ * metrics (whose listener is their own), and the shared capabilities (database,
+ * authentication, rate limit); beside each other: health, docs, and the API under its
+ * base path, whose gate alone authenticates and counts.
  */
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
   const clock = opts.clock ?? systemClock;

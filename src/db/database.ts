@@ -18,7 +18,7 @@ export interface DatabaseOptions {
   dataDir: string;
   poolMax: number;
   onIdleError: (err: Error) => void;
-  /** Server-side limits; the client gives up CLIENT_MARGIN_MS later (query_timeout). */
+  /** Server-side limits; the client gives up CLIENT_MARGIN_MS later (watchCheckouts). */
   serverTimeouts?: ServerTimeouts;
   /** 'transaction' behind a transaction-pooling PgBouncer: nothing session-level is sent; the role carries the timeouts. */
   pooling?: 'none' | 'transaction';
@@ -39,21 +39,54 @@ const types = {
 
 /** Past the server's statement timeout, how long the client waits for an answer (a hung server, a black-holed network). */
 const CLIENT_MARGIN_MS = 5000;
+/** How often checked-out connections are looked at: a hung statement fails within this after its bound. */
+const SWEEP_MS = 1000;
+
+/**
+ * The client-side bound on a statement the database never answers: a connection checked out
+ * for longer than `boundMs` is ended (pg's Client.end() cuts off a hung query, which fails as
+ * "Connection terminated", the 503 kind), swept once a second while any is checked out. pg's own
+ * query_timeout arms a timer per statement, which tripled listPets' p99 (docs/PERFORMANCE.md).
+ */
+function watchCheckouts(pool: pg.Pool, boundMs: number): void {
+  const since = new Map<pg.PoolClient, number>();
+  let sweep: NodeJS.Timeout | undefined;
+  const forget = (client: pg.PoolClient) => {
+    since.delete(client);
+    if (since.size > 0 || !sweep) return;
+    clearInterval(sweep);
+    sweep = undefined;
+  };
+  pool.on('acquire', (client) => {
+    since.set(client, performance.now());
+    sweep ??= setInterval(() => {
+      const now = performance.now();
+      for (const [client, at] of since) {
+        if (now - at <= boundMs) continue;
+        forget(client);
+        client.end().catch(() => {});
+      }
+    }, SWEEP_MS).unref();
+  });
+  pool.on('release', (_err, client) => forget(client));
+  pool.on('remove', forget);
+}
 
 /** A pool that fails fast: bounded waits for a connection and for each statement. Callers listen for 'error' (a killed idle connection). */
 export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'> & { connection: pg.PoolConfig }): pg.Pool {
   const { serverTimeouts, pooling = 'none' } = opts;
-  return new pg.Pool({
+  const pool = new pg.Pool({
     ...opts.connection,
     max: opts.poolMax,
     types,
     connectionTimeoutMillis: opts.poolWaitMs ?? 3000,
     idleTimeoutMillis: 30_000,
-    query_timeout: (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS,
     ...(serverTimeouts && pooling === 'none' && timeoutSettings(serverTimeouts)),
     keepAlive: true,
     application_name: 'animal-store',
   });
+  watchCheckouts(pool, (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS);
+  return pool;
 }
 
 /** Postgres from DATABASE_URL, or the embedded PostgreSQL in DATA_DIR: either way a migrated pg.Pool. */

@@ -10,9 +10,9 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     client.release();
     return result;
   } catch (err) {
-    // A connection that failed, or still runs a statement past query_timeout, is discarded (which ends
-    // its transaction) rather than reused; a ROLLBACK would only wait behind that statement.
-    const broken = (err as Error).message === 'Query read timeout' ? (err as Error) : await client.query('ROLLBACK').then(() => undefined, (e: Error) => e);
+    // A connection that failed (or was ended by the pool's watch on hung statements, database.ts)
+    // is discarded rather than reused: its ROLLBACK fails at once.
+    const broken = await client.query('ROLLBACK').then(() => undefined, (e: Error) => e);
     client.release(broken);
     throw err;
   }
