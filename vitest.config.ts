@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 /** Pure logic: no database, no server, no global setup. `npx vitest run --project unit`. */
 const UNIT = [
   'test/auth/apiKey.test.ts',
+  'test/auth/keyIndex.test.ts',
   'test/config.test.ts',
   'test/contract/contractCheck.test.ts',
   'test/contract/document.test.ts',

@@ -13,11 +13,10 @@ export interface ApiKeyIdentity {
   perDay: number | null;
 }
 
-/** Hashes of keys created or changed (active) and revoked, and the database's now() when read. */
+/** Hashes of the active keys created or changed, and the database's now() when read. */
 export interface KeyChanges {
   asOf: Date;
   active: string[];
-  revoked: string[];
 }
 
 export interface ApiKeyRecord extends ApiKeyIdentity {
@@ -57,12 +56,11 @@ export function apiKeysRepository(pool: pg.Pool) {
       return rows[0];
     },
 
-    /** Hashes of keys created or revoked since `since` (ever, when null), and the database's time of reading. */
+    /** Hashes of the active keys created or changed since `since` (ever, when null), and the database's time of reading. */
     async changesSince(since: Date | null): Promise<KeyChanges> {
       const { rows } = await pool.query<KeyChanges>(
         `SELECT now() AS "asOf",
-                coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NULL), '{}') AS active,
-                coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NOT NULL), '{}') AS revoked
+                coalesce(array_agg(key_hash) FILTER (WHERE revoked_at IS NULL), '{}') AS active
            FROM api_keys WHERE changed_at > coalesce($1::timestamptz, '-infinity')`,
         [since],
       );

@@ -10,9 +10,10 @@ const OVERLAP_MS = 60_000;
 const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);
 
 /**
- * Every active key of the database, as a prefix of its hash, read again every `intervalMs`
+ * Every key the database has issued, as a prefix of its hash, read again every `intervalMs`
  * from the keys changed since, so that a key nobody issued is refused without asking the
- * database. A key the index lacks may have been issued a moment ago (by the CLI, another
+ * database. A revoked key's prefix stays: another key may share it, and revocation is the
+ * lookup's to enforce (the key cache's ttl bounds it). A key the index lacks may have been issued a moment ago (by the CLI, another
  * instance): it waits for the next refresh rather than costing a lookup of its own, so
  * however many made-up keys arrive, the database sees one small query per interval.
  */
@@ -24,8 +25,6 @@ export async function startKeyIndex(changesSince: (since: Date | null) => Promis
 
   async function refresh(): Promise<void> {
     const changes = await changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
-    // Deletions first: a revoked key sharing a prefix with an active one must not hide it.
-    for (const hash of changes.revoked) prefixes.delete(prefixOf(hash));
     for (const hash of changes.active) prefixes.add(prefixOf(hash));
     asOf = changes.asOf;
   }
