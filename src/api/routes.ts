@@ -61,7 +61,7 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
 /**
  * The headers the document gives every response of an operation: from its `x-deprecation`,
  * Deprecation (RFC 9745), Sunset (RFC 8594) and a successor Link; from an `Experimental` badge
- * (Redocly's `x-badges`, see Stability in openapi.yaml), `API-Stability: experimental`.
+ * (Redocly's `x-badges`, see Stability in docs/API-BEHAVIOUR.md), `API-Stability: experimental`.
  */
 function documentedHeaders(operation: OperationObject, urlOf: (operationId: string) => string): Record<string, string> {
   const deprecation = operation['x-deprecation'];

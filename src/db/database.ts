@@ -72,7 +72,7 @@ function watchCheckouts(pool: pg.Pool, boundMs: number): void {
   pool.on('remove', forget);
 }
 
-/** A pool that fails fast: bounded waits for a connection and for each statement. Callers listen for 'error' (a killed idle connection). */
+/** A pool that fails fast: bounded waits for a connection and for each checkout (watchCheckouts). Callers listen for 'error' (a killed idle connection). */
 export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'> & { connection: pg.PoolConfig }): pg.Pool {
   const { serverTimeouts, pooling = 'none' } = opts;
   const pool = new pg.Pool({

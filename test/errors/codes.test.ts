@@ -17,7 +17,7 @@ describe('error codes', () => {
   });
 
   it('have a status that is a documented response of some operation, or is answered outside operations', () => {
-    const answeredOutsideOperations = new Set([405, 408, 417, 431, 501]); // router and HTTP layer; declared in openapi.yaml's Errors section
+    const answeredOutsideOperations = new Set([405, 408, 417, 431, 501]); // router and HTTP layer; in ErrorCode and docs/API-BEHAVIOUR.md's Errors
     const documented = new Set<number>();
     for (const item of Object.values<any>(doc.paths)) {
       for (const op of Object.values<any>(item)) for (const status of Object.keys(op.responses ?? {})) documented.add(Number(status));
