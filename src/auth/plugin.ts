@@ -88,9 +88,9 @@ export default fp(
       perf: { now: opts.clock },
       fetchMethod: async (key) => (await lookup(hashApiKey(key))) ?? false,
     });
+    /** A key without a fresh cached answer: refused without the database unless the index of issued keys has it. */
     async function verify(key: string): Promise<ApiKeyIdentity | undefined> {
-      // A key neither cached nor in the index of issued keys is refused without the cache or the database.
-      if (verified.peek(key) === undefined && !(await index.has(hashApiKey(key)))) return undefined;
+      if (!(await index.has(hashApiKey(key)))) return undefined;
       return (await verified.fetch(key)) || undefined;
     }
 
