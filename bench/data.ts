@@ -40,12 +40,12 @@ export async function createBenchDatabase(adminUrl: string, name: string, { pets
      SELECT min(id)::int AS first FROM added`,
     [orderable],
   );
-  const owner = (await pool.query<{ id: number }>(`SELECT id::int FROM api_keys WHERE name = 'bench'`)).rows[0]!.id;
+  const owner = (await pool.query<{ id: number }>(`SELECT account_id::int AS id FROM api_keys WHERE name = 'bench'`)).rows[0]!.id;
   const first = rows[0]!.first;
   // The pet and its order in one statement: the store refuses a pending pet without a placed order.
   await pool.query(
     `WITH pending AS (UPDATE pets SET status = 'pending' WHERE id >= $2 AND id < $2 + $3 RETURNING id)
-     INSERT INTO orders (pet_id, api_key_id) SELECT id, $1 FROM pending`,
+     INSERT INTO orders (pet_id, account_id) SELECT id, $1 FROM pending`,
     [owner, first, placed],
   );
   await pool.query('ANALYZE pets; ANALYZE orders');

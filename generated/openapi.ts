@@ -40,7 +40,7 @@ export interface paths {
          *     `Idempotent-Replayed: true`) without adding another animal; the same key
          *     with a different body gets `422`. A retry that arrives while the first
          *     request is still running waits for it and then replays its response.
-         *     Keys are scoped to the API key and kept for at least 24 hours.
+         *     Keys are scoped to the account and kept for at least 24 hours.
          */
         post: operations["createPet"];
         delete?: never;
@@ -86,8 +86,8 @@ export interface paths {
          * @description **Experimental**: may change or be removed within `/v1` (see
          *     Stability); every response carries `API-Stability: experimental`.
          *
-         *     Returns the orders placed with the calling API key, never another
-         *     key's, ordered by `id` ascending (newest last), at most `limit` of
+         *     Returns the orders placed by the calling key's account (with any of
+         *     its keys), never another account's, ordered by `id` ascending (newest last), at most `limit` of
          *     them, optionally only those with the given `status`.
          *
          *     Paginated exactly as `listPets`: when more orders follow, the response
@@ -107,7 +107,7 @@ export interface paths {
          *
          *     Places an order for an `available` animal: the order is `placed` and
          *     the animal becomes `pending`, in one transaction. The order belongs to
-         *     the calling API key. An animal has at most one `placed` order: of
+         *     the calling key's account. An animal has at most one `placed` order: of
          *     concurrent orders for one animal, from any keys, exactly one succeeds
          *     and the others get `409 pet_not_available`.
          *
@@ -122,7 +122,7 @@ export interface paths {
          *     with the same key and the same body returns the original response
          *     (with `Idempotent-Replayed: true`; the order as it was when placed)
          *     without placing another order; the same key with a different body gets
-         *     `422`. Keys are scoped to the API key and the operation (a key used for
+         *     `422`. Keys are scoped to the account and the operation (a key used for
          *     `createPet` is another key here) and kept for at least 24 hours. An
          *     error answer is not saved: a retry after one runs afresh.
          */
@@ -145,7 +145,7 @@ export interface paths {
          * @description **Experimental**: may change or be removed within `/v1` (see
          *     Stability); every response carries `API-Stability: experimental`.
          *
-         *     Returns an order placed with the calling API key. Another key's order
+         *     Returns an order placed by the calling key's account. Another account's order
          *     gets `404 order_not_found`, exactly as an order that does not exist.
          */
         get: operations["getOrder"];
@@ -210,6 +210,138 @@ export interface paths {
          *     sent anyway is ignored).
          */
         post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your account (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     The account the calling API key belongs to: its plan and the request
+         *     limits every key of the account shares (one minute window and one day
+         *     window for all of them together).
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your account's API keys (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Every key of the account, revoked and expired ones included, ordered
+         *     by `id` ascending, at most `limit` of them, paginated exactly as
+         *     `listPets` (`Link: <...>; rel="next"`). A key is shown by its `prefix`
+         *     only: no secret ever appears here.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Adds a key to the calling key's account. Its `secret` is in this
+         *     response only: the service keeps a hash of it, so it can never be
+         *     shown again. Store it now.
+         *
+         *     Without `scopes`, the new key gets exactly the scopes of the key that
+         *     made it. A key can only hand out scopes it holds: asking for one it
+         *     lacks is `403 insufficient_scope`, naming it. With `expiresAt` (in the
+         *     future), the key answers `401` from then on, like a revoked one.
+         *
+         *     An account has at most 100 live keys (neither revoked nor expired):
+         *     `409 too_many_api_keys` beyond. This operation takes no
+         *     `Idempotency-Key`, because a saved response would keep the secret; if
+         *     the answer is lost, `listApiKeys` shows the key by name and `prefix`,
+         *     and `revokeApiKey` removes it.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Revokes a key of your account, the calling key included: within 5
+         *     seconds it answers `401` on every instance of the service. The key
+         *     stays in `listApiKeys` with its `revokedAt`; revoking it again changes
+         *     nothing and answers `204` again. Revoking the account's last live key
+         *     (neither revoked nor expired) is `409 last_key`: the account would be
+         *     locked out, so create or roll another key first. Another account's key
+         *     is `404 api_key_not_found`, as one that does not exist.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/api-keys/{keyId}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll an API key (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Replaces a key without downtime: answers a new key with the same
+         *     `name` and `scopes` and its `secret` (shown this once), and the old
+         *     key keeps working for `expiresInSeconds` (default one day, at most
+         *     seven; `0` ends it at once), then answers `401`. The old key's
+         *     `expiresAt` says when, to the second; if it already expired sooner,
+         *     that stays. The new key does not expire (to make one that does, use
+         *     `createApiKey`). Rolling a key whose scopes the calling key lacks is
+         *     `403 insufficient_scope`; a revoked or expired key cannot be rolled
+         *     (`409 api_key_inactive`). No `Idempotency-Key`, for the reason given
+         *     under `createApiKey`.
+         */
+        post: operations["rollApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,7 +432,7 @@ export interface components {
             petId: number;
         };
         /**
-         * @description An adoption order, as stored. It belongs to the API key that placed it.
+         * @description An adoption order, as stored. It belongs to the account whose key placed it.
          * @example {
          *       "id": 17,
          *       "petId": 1,
@@ -337,6 +469,234 @@ export interface components {
             updatedAt: string;
         };
         /**
+         * @description What an API key may do. Each operation names the one it needs in
+         *     `x-required-scope`; a key without it gets `403 insufficient_scope`.
+         * @example pets:read
+         * @enum {string}
+         */
+        Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "account:manage";
+        /**
+         * @description The account's plan, which sets the request limits its keys share.
+         *     `enterprise` limits are set per account.
+         * @example free
+         * @enum {string}
+         */
+        Plan: "free" | "pro" | "business" | "enterprise";
+        /**
+         * @description Who owns orders and API keys; every key of an account shares its limits.
+         * @example {
+         *       "id": 5,
+         *       "name": "Shelter North",
+         *       "plan": "free",
+         *       "limits": {
+         *         "perMinute": 60,
+         *         "perDay": 1000
+         *       },
+         *       "createdAt": "2026-11-24T12:00:00.000Z"
+         *     }
+         */
+        Account: {
+            /**
+             * Format: int64
+             * @description Unique identifier of the account.
+             * @example 5
+             */
+            id: number;
+            /**
+             * @description The account's name, as its operator gave it (may be empty).
+             * @example Shelter North
+             */
+            name: string;
+            plan: components["schemas"]["Plan"];
+            /** @description Requests per window, shared by every key of the account. */
+            limits: {
+                /** @example 60 */
+                perMinute: number;
+                /** @example 1000 */
+                perDay: number;
+            };
+            /**
+             * Format: date-time
+             * @description When the account was created (UTC, millisecond precision).
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            createdAt: string;
+        };
+        /**
+         * @description A name to recognise the key by; 1 to 100 characters, no control characters.
+         * @example dashboard
+         */
+        ApiKeyName: string;
+        /**
+         * @description The key's scopes, each at most once.
+         * @example [
+         *       "pets:read",
+         *       "orders:read"
+         *     ]
+         */
+        ScopeList: components["schemas"]["Scope"][];
+        /**
+         * @description One of your account's API keys, as `listApiKeys` shows it; never its secret.
+         * @example {
+         *       "id": 3,
+         *       "name": "dashboard",
+         *       "prefix": "ask_7Hq2",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:read"
+         *       ],
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "lastUsedAt": null,
+         *       "expiresAt": null,
+         *       "revokedAt": null
+         *     }
+         */
+        ApiKey: {
+            /**
+             * Format: int64
+             * @description Unique identifier of the key (not part of the secret).
+             * @example 3
+             */
+            id: number;
+            /**
+             * @description The key's name (empty for keys the operator made without one).
+             * @example dashboard
+             */
+            name: string;
+            /**
+             * @description The first characters of the key (`ask_` and four more), to recognise
+             *     it; never enough to use it. Keys made before accounts show `as_`.
+             * @example ask_7Hq2
+             */
+            prefix: string;
+            scopes: components["schemas"]["ScopeList"];
+            /**
+             * Format: date-time
+             * @description When the key was created (UTC, millisecond precision).
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key was last used, to within about a minute; `null` if never.
+             * @example 2026-11-25T08:31:00.000Z
+             */
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (set by `createApiKey` or `rollApiKey`); `null` if never.
+             * @example null
+             */
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; `null` if it was not.
+             * @example null
+             */
+            revokedAt: string | null;
+        };
+        /**
+         * @description A key just made, with its secret (shown this once).
+         * @example {
+         *       "id": 4,
+         *       "name": "dashboard",
+         *       "prefix": "ask_Vl2e",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:read"
+         *       ],
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "lastUsedAt": null,
+         *       "expiresAt": null,
+         *       "revokedAt": null,
+         *       "secret": "ask_Vl2e7YIUnuWh628CFUatWOJOAOiUka3eSoQg"
+         *     }
+         */
+        ApiKeyWithSecret: {
+            /**
+             * Format: int64
+             * @description Unique identifier of the key (not part of the secret).
+             * @example 4
+             */
+            id: number;
+            /**
+             * @description The key's name.
+             * @example dashboard
+             */
+            name: string;
+            /**
+             * @description The first characters of the key, as `listApiKeys` shows it.
+             * @example ask_Vl2e
+             */
+            prefix: string;
+            scopes: components["schemas"]["ScopeList"];
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Always `null` for a new key.
+             * @example null
+             */
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working; `null` if never.
+             * @example null
+             */
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description Always `null` for a new key.
+             * @example null
+             */
+            revokedAt: string | null;
+            /**
+             * @description The key itself, to send as `Authorization: Bearer <secret>`: `ask_`,
+             *     30 random base62 characters and a 6-character base62 CRC32 of them.
+             *     Shown in this response only.
+             * @example ask_Vl2e7YIUnuWh628CFUatWOJOAOiUka3eSoQg
+             */
+            secret: string;
+        };
+        /**
+         * @description A key to add to your account. Unknown properties are rejected.
+         * @example {
+         *       "name": "dashboard",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:read"
+         *       ]
+         *     }
+         */
+        NewApiKey: {
+            name: components["schemas"]["ApiKeyName"];
+            scopes?: components["schemas"]["ScopeList"];
+            /**
+             * Format: date-time
+             * @description When the key stops working; in the future. Omit for a key that does not expire.
+             * @example 2027-01-01T00:00:00Z
+             */
+            expiresAt?: string;
+        };
+        /**
+         * @description How long the rolled key keeps working. Unknown properties are rejected.
+         * @example {
+         *       "expiresInSeconds": 3600
+         *     }
+         */
+        RollApiKey: {
+            /**
+             * @description Seconds the old key keeps working (0 to 604800, one day by default).
+             * @default 86400
+             * @example 3600
+             */
+            expiresInSeconds: number;
+        };
+        /**
          * @description Machine-readable error code. New codes may be added within `/v1`;
          *     treat an unknown code by its HTTP status.
          *
@@ -346,16 +706,21 @@ export interface components {
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
          *     | `bad_request` | 400 | The request is malformed in another way (not valid HTTP, or a bad percent-encoding in the URL). |
-         *     | `unauthorized` | 401 | The API key is missing, malformed, unknown or revoked. |
+         *     | `unauthorized` | 401 | The API key is missing, malformed, unknown, revoked or expired. |
+         *     | `insufficient_scope` | 403 | The API key lacks the scope the operation needs, or one it asks to hand out; `WWW-Authenticate` names it. |
          *     | `not_found` | 404 | No such route. |
          *     | `pet_not_found` | 404 | No animal has this identifier. |
-         *     | `order_not_found` | 404 | No order of the calling API key has this identifier. |
+         *     | `order_not_found` | 404 | No order of the calling key's account has this identifier. |
+         *     | `api_key_not_found` | 404 | No key of the calling key's account has this identifier. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `request_timeout` | 408 | The request took too long to arrive. |
          *     | `expectation_failed` | 417 | The request's `Expect` header asks for something other than `100-continue`. |
          *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
          *     | `pet_not_available` | 409 | The animal to order is `pending` or `sold`. |
          *     | `invalid_order_transition` | 409 | The order's status does not allow the transition asked for. |
+         *     | `last_key` | 409 | Revoking this key would leave the account without a live key. |
+         *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
+         *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
          *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
@@ -369,7 +734,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -416,7 +781,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The API key is missing, malformed, unknown or revoked. */
+        /** @description The API key is missing, malformed, unknown, revoked or expired. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -710,7 +1075,7 @@ export interface components {
          *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
          *     The message names the offending field.
          */
-        OrderBadRequest: {
+        ExperimentalBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -732,8 +1097,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The API key is missing, malformed, unknown or revoked. */
-        OrderUnauthorized: {
+        /** @description The API key is missing, malformed, unknown, revoked or expired. */
+        ExperimentalUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -757,8 +1122,8 @@ export interface components {
             };
         };
         /**
-         * @description No order of the calling API key has this identifier (`order_not_found`):
-         *     it does not exist, or another key placed it.
+         * @description No order of the calling key's account has this identifier
+         *     (`order_not_found`): it does not exist, or another account placed it.
          */
         OrderNotFound: {
             headers: {
@@ -862,7 +1227,7 @@ export interface components {
             };
         };
         /** @description The request body is larger than 64 KiB. */
-        OrderPayloadTooLarge: {
+        ExperimentalPayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -885,7 +1250,7 @@ export interface components {
             };
         };
         /** @description The request body is not `application/json` in UTF-8. */
-        OrderUnsupportedMediaType: {
+        ExperimentalUnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -908,7 +1273,7 @@ export interface components {
             };
         };
         /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
-        OrderIdempotencyKeyReused: {
+        ExperimentalIdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -935,7 +1300,7 @@ export interface components {
          *     temporarily banned for continuing after being refused
          *     (`temporarily_banned`). Wait `Retry-After` seconds.
          */
-        OrderTooManyRequests: {
+        ExperimentalTooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -959,7 +1324,7 @@ export interface components {
             };
         };
         /** @description An unexpected error. The body never contains internals. */
-        OrderInternalError: {
+        ExperimentalInternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -992,7 +1357,7 @@ export interface components {
          *     because the database is unavailable, the request is not counted against
          *     any quota and carries no rate-limit fields.
          */
-        OrderServiceUnavailable: {
+        ExperimentalServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1015,6 +1380,130 @@ export interface components {
                  *       "code": "service_unavailable",
                  *       "message": "The service is temporarily unavailable. Retry later.",
                  *       "status": 503
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The API key is valid but lacks the scope this operation needs
+         *     (`insufficient_scope`); `WWW-Authenticate` names it.
+         */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "insufficient_scope",
+                 *       "message": "This API key lacks the scope pets:write.",
+                 *       "status": 403
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The API key is valid but lacks the scope this operation needs, or one
+         *     it asks to hand out (`insufficient_scope`); `WWW-Authenticate`
+         *     names it.
+         */
+        ExperimentalForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "insufficient_scope",
+                 *       "message": "This API key lacks the scope account:manage.",
+                 *       "status": 403
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The new key, with its secret. The secret is never shown again. */
+        ApiKeyCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiKeyWithSecret"];
+            };
+        };
+        /**
+         * @description No key of your account has this identifier (`api_key_not_found`): it
+         *     does not exist, or another account owns it.
+         */
+        ApiKeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "api_key_not_found",
+                 *       "message": "API key 9 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The keys of the account do not allow it: revoking the last live key
+         *     (`last_key`), creating a key beyond 100 live ones
+         *     (`too_many_api_keys`), or rolling a key that is revoked or expired
+         *     (`api_key_inactive`). Nothing changed.
+         */
+        ApiKeyConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "last_key",
+                 *       "message": "API key 3 is the account's last live key; create or roll another first.",
+                 *       "status": 409
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorBody"];
@@ -1045,6 +1534,8 @@ export interface components {
         OrderId: number;
         /** @description Identifier of the animal. */
         PetId: number;
+        /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
+        ApiKeyId: number;
     };
     requestBodies: never;
     headers: {
@@ -1075,7 +1566,8 @@ export interface components {
         /**
          * @description The authentication challenge (RFC 6750): `Bearer realm="animal-store"`
          *     when no credentials were sent, with `error="invalid_token"` added when
-         *     a key was sent but is malformed, unknown or revoked.
+         *     a key was sent but is malformed, unknown, revoked or expired; on `403`,
+         *     `error="insufficient_scope"` and the `scope` needed.
          */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
@@ -1145,6 +1637,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
@@ -1191,6 +1684,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1262,7 +1756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The API key is missing, malformed, unknown or revoked. */
+            /** @description The API key is missing, malformed, unknown, revoked or expired. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1283,6 +1777,32 @@ export interface operations {
                      *       "code": "unauthorized",
                      *       "message": "Missing or invalid API key.",
                      *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `pets:read` (`insufficient_scope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "insufficient_scope",
+                     *       "message": "This API key lacks the scope pets:read.",
+                     *       "status": 403
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -1423,13 +1943,14 @@ export interface operations {
                     "application/json": components["schemas"]["Order"][];
                 };
             };
-            400: components["responses"]["OrderBadRequest"];
-            401: components["responses"]["OrderUnauthorized"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["OrderTooManyRequests"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["OrderInternalError"];
-            503: components["responses"]["OrderServiceUnavailable"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
         };
     };
     placeOrder: {
@@ -1470,18 +1991,19 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            400: components["responses"]["OrderBadRequest"];
-            401: components["responses"]["OrderUnauthorized"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
             404: components["responses"]["OrderPetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderPetConflict"];
-            413: components["responses"]["OrderPayloadTooLarge"];
-            415: components["responses"]["OrderUnsupportedMediaType"];
-            422: components["responses"]["OrderIdempotencyKeyReused"];
-            429: components["responses"]["OrderTooManyRequests"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            422: components["responses"]["ExperimentalIdempotencyKeyReused"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["OrderInternalError"];
-            503: components["responses"]["OrderServiceUnavailable"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
         };
     };
     getOrder: {
@@ -1497,14 +2019,15 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderFound"];
-            400: components["responses"]["OrderBadRequest"];
-            401: components["responses"]["OrderUnauthorized"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["OrderTooManyRequests"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["OrderInternalError"];
-            503: components["responses"]["OrderServiceUnavailable"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
         };
     };
     completeOrder: {
@@ -1520,17 +2043,18 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderChanged"];
-            400: components["responses"]["OrderBadRequest"];
-            401: components["responses"]["OrderUnauthorized"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderTransitionConflict"];
-            413: components["responses"]["OrderPayloadTooLarge"];
-            415: components["responses"]["OrderUnsupportedMediaType"];
-            429: components["responses"]["OrderTooManyRequests"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["OrderInternalError"];
-            503: components["responses"]["OrderServiceUnavailable"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
         };
     };
     cancelOrder: {
@@ -1546,17 +2070,194 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderChanged"];
-            400: components["responses"]["OrderBadRequest"];
-            401: components["responses"]["OrderUnauthorized"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderTransitionConflict"];
-            413: components["responses"]["OrderPayloadTooLarge"];
-            415: components["responses"]["OrderUnsupportedMediaType"];
-            429: components["responses"]["OrderTooManyRequests"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["OrderInternalError"];
-            503: components["responses"]["OrderServiceUnavailable"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your account. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of results (animals, orders) returned. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+                 *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+                 *     is). Omit it for the first page. A cursor that was not produced by the service
+                 *     gets `400` with the code `invalid_cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your account's API keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    Link: components["headers"]["NextPageLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
+        responses: {
+            201: components["responses"]["ApiKeyCreated"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["ApiKeyConflict"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
+                keyId: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["ApiKeyNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["ApiKeyConflict"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    rollApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
+                keyId: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RollApiKey"];
+            };
+        };
+        responses: {
+            201: components["responses"]["ApiKeyCreated"];
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["ApiKeyNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["ApiKeyConflict"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
         };
     };
 }

@@ -1,10 +1,10 @@
-// npm run --silent apikey -- create|list|revoke: manages API keys in the server's database.
+// npm run --silent apikey -- create|list|revoke: the operator's door to accounts and their API keys.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openCliDatabase } from './cliDatabase.js';
 import { isWellFormedKey } from '../src/auth/apiKey.js';
-import { apiKeysRepository, PLANS, type ApiKeyRecord, type Plan } from '../src/auth/apiKeys.js';
+import { accountsRepository, PLANS, SCOPES, type AccountsRepository, type KeyListing, type Plan } from '../src/accounts/repository.js';
 import type { Database } from '../src/db/database.js';
 
 /** Where the command writes: one line per call (console.log and console.error when run as a script). */
@@ -19,10 +19,13 @@ export interface CliDeps {
 }
 
 const USAGE = `Usage: npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n>]
+       npm run --silent apikey -- create --account <id> [--name <text>]
        npm run --silent apikey -- list
        npm run --silent apikey -- revoke <id or key>
 
-create prints the new key alone on the last line; it is not stored and cannot be shown again.
+create makes a new account on the plan and its first key, or with --account adds a key to an
+existing account; the key holds every scope. It prints the key alone on the last line; it is
+not stored and cannot be shown again.
 --per-minute and --per-day are required for, and only for, the enterprise plan.
 The database is DATABASE_URL's, or the embedded PostgreSQL in DATA_DIR (./data): the running
 one, else started for the command.`;
@@ -38,11 +41,17 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 function parseCreate(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
-    options: { plan: { type: 'string' }, name: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' } },
+    options: { plan: { type: 'string' }, name: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, account: { type: 'string' } },
     strict: true,
     allowPositionals: true,
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument: ${positionals[0]}`);
+  if (values.account !== undefined) {
+    if (values.plan !== undefined || values['per-minute'] !== undefined || values['per-day'] !== undefined) {
+      throw new UsageError('--account adds a key to an account, whose plan and limits stay as they are: leave out --plan, --per-minute and --per-day');
+    }
+    return { account: positiveInt(values.account, '--account')!, name: values.name };
+  }
   const plan = values.plan as Plan | undefined;
   if (!plan || !PLANS.includes(plan)) throw new UsageError(`--plan must be one of: ${PLANS.join(', ')}`);
   const perMinute = positiveInt(values['per-minute'], '--per-minute');
@@ -55,10 +64,11 @@ function parseCreate(args: string[]) {
   return { plan, name: values.name, perMinute, perDay };
 }
 
-function formatRow(k: ApiKeyRecord): string {
+function formatRow(k: KeyListing): string {
   const limits = k.perMinute ? `${k.perMinute}/min ${k.perDay}/day` : 'plan';
   const date = (d: Date | null) => (d ? d.toISOString() : '-');
-  return [k.id, k.name || '-', k.plan, limits, date(k.createdAt), date(k.lastUsedAt), k.revokedAt ? `revoked ${date(k.revokedAt)}` : 'active'].join('\t');
+  const state = k.revokedAt ? `revoked ${date(k.revokedAt)}` : k.expiresAt ? `${k.expiresAt > new Date() ? 'expires' : 'expired'} ${date(k.expiresAt)}` : 'active';
+  return [k.id, k.accountId, k.name || '-', k.plan, limits, date(k.createdAt), date(k.lastUsedAt), state].join('\t');
 }
 
 /**
@@ -87,18 +97,29 @@ async function execute(argv: string[], io: CliIo, openDatabase: () => Promise<Da
   }
   const [command, ...rest] = argv;
   // Parse everything before touching the database, so bad arguments fail fast.
-  let run: (repo: ReturnType<typeof apiKeysRepository>) => Promise<number>;
+  let run: (repo: AccountsRepository) => Promise<number>;
   if (command === 'create') {
     const opts = parseCreate(rest);
     run = async (repo) => {
-      const { key, record } = await repo.create(opts);
-      io.stdout(`Created API key ${record.id} (${record.plan}${record.name ? `, "${record.name}"` : ''}). Store it now; it cannot be shown again:`);
-      io.stdout(key);
+      const named = opts.name ? `, "${opts.name}"` : '';
+      if (opts.account !== undefined) {
+        const key = await repo.createKey(opts.account, { name: opts.name ?? '', scopes: SCOPES }, false);
+        if (!key) {
+          io.stderr(`No such account: ${opts.account}.`);
+          return 1;
+        }
+        io.stdout(`Created API key ${key.id} of account ${opts.account}${named}. Store it now; it cannot be shown again:`);
+        io.stdout(key.secret);
+        return 0;
+      }
+      const { accountId, key } = await repo.createAccount(opts);
+      io.stdout(`Created account ${accountId} (${opts.plan}${named}) and its API key ${key.id}. Store it now; it cannot be shown again:`);
+      io.stdout(key.secret);
       return 0;
     };
   } else if (command === 'list' && rest.length === 0) {
     run = async (repo) => {
-      io.stdout(['id', 'name', 'plan', 'limits', 'created', 'last used', 'state'].join('\t'));
+      io.stdout(['id', 'account', 'name', 'plan', 'limits', 'created', 'last used', 'state'].join('\t'));
       for (const k of await repo.list()) io.stdout(formatRow(k));
       return 0;
     };
@@ -112,11 +133,11 @@ async function execute(argv: string[], io: CliIo, openDatabase: () => Promise<Da
     if (!selector) throw new UsageError('revoke takes a key id or an API key');
     run = async (repo) => {
       const revoked = await repo.revoke(selector);
-      if (!revoked) {
+      if (revoked === undefined) {
         io.stderr('No such API key.');
         return 1;
       }
-      io.stdout(`Revoked API key ${revoked.id}.`);
+      io.stdout(`Revoked API key ${revoked}.`);
       return 0;
     };
   } else {
@@ -125,7 +146,7 @@ async function execute(argv: string[], io: CliIo, openDatabase: () => Promise<Da
 
   const db = await openDatabase();
   try {
-    return await run(apiKeysRepository(db.pool));
+    return await run(accountsRepository(db.pool));
   } finally {
     await db.close();
   }

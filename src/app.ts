@@ -83,7 +83,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
 
   await app.register(healthPlugin);
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });
-  await app.register(apiPlugin, { prefix: basePath, doc, config });
+  await app.register(apiPlugin, { prefix: basePath, doc, config, clock });
 
   await app.ready();
   return app;

@@ -13,6 +13,10 @@ export const IDEMPOTENCY_RETENTION_HOURS = 24;
 export const MAX_PARAM_LENGTH = 1024;
 /** How often each instance reads which API keys were issued or revoked (a key issued elsewhere is accepted within this). */
 export const KEY_INDEX_REFRESH_MS = 500;
+/** Live (neither revoked nor expired) keys an account may hold (openapi.yaml, createApiKey). */
+export const MAX_LIVE_KEYS_PER_ACCOUNT = 100;
+/** How often each instance writes when its keys were last used (openapi.yaml: lastUsedAt "to within about a minute"). */
+export const KEY_USAGE_FLUSH_MS = 60_000;
 /** A key's cached answer is looked up again when older than this: a revocation takes effect within it (docs promise 5 s). */
 export const KEY_CACHE_TTL_MS = 2_000;
 /** A recurring fault (an outage, refused connections) writes at most one log line per this long, with the count since the last. */

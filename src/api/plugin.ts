@@ -1,5 +1,7 @@
 import responseValidation from '@fastify/response-validation';
 import type { FastifyInstance } from 'fastify';
+import { accountHandlers } from '../accounts/handlers.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { notFound } from '../errors/plugin.js';
 import { operationsById, type OpenApiDocument } from '../openapi/document.js';
@@ -18,6 +20,7 @@ import { makeAjv, registerValidation } from './validation.js';
 export interface ApiOptions {
   doc: OpenApiDocument;
   config: Config;
+  clock: Clock;
 }
 
 /**
@@ -54,6 +57,7 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const handlers = {
     ...petHandlers({ pets: petsRepository(app.database.pool), urls: resourceUrls('getPet', 'listPets') }),
     ...orderHandlers({ orders: ordersRepository(app.database.pool), urls: resourceUrls('getOrder', 'listOrders') }),
+    ...accountHandlers({ accounts: app.accounts, urls: { list: (query) => `${urlOf('listApiKeys')}?${query}` }, rateLimits: config.rateLimits, clock: opts.clock }),
   } satisfies OperationHandlers;
   await operationRoutes(app, { doc, handlers, urlOf });
   methodNotAllowedRoutes(app, doc);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
-import { requireApiKey } from '../auth/plugin.js';
+import type { Scope } from '../accounts/repository.js';
+import { requireScope } from '../auth/plugin.js';
 import { continueIfExpected } from '../http/lingeringClose.js';
 import { errors } from '../errors/apiError.js';
 import { operationsById, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
@@ -15,8 +16,8 @@ export interface RoutesOptions {
 
 /**
  * Wires every operation of openapi.yaml to its handler through fastify-openapi-glue.
- * Security, deprecation and stability are read from the document here, per operation: the
- * glue's own security handlers would run after validation, and authentication must come first.
+ * Security and scopes, deprecation and stability are read from the document here, per operation:
+ * the glue's own security handlers would run after validation, and authentication must come first.
  */
 export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions): Promise<void> {
   // Typed per operation in the feature folders (pets/, orders/); the glue hands each one its validated request.
@@ -31,6 +32,9 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
     const schemes = new Set((operation.security ?? opts.doc.security ?? []).flatMap((requirement) => Object.keys(requirement)));
     const unsupported = [...schemes].filter((s) => s !== 'bearerAuth');
     if (unsupported.length > 0) throw new Error(`Operation ${operationId} uses unsupported security scheme(s): ${unsupported.join(', ')}`);
+    // Every operation names the scope a key needs (x-required-scope); one without stops start-up rather than go unchecked.
+    const scope = operation['x-required-scope'] as Scope | undefined;
+    if (schemes.size > 0 && !scope) throw new Error(`Operation ${operationId} declares no x-required-scope`);
     const headers = documentedHeaders(operation, opts.urlOf);
     const bodyRequired = (operation.requestBody as { required?: boolean } | undefined)?.required === true;
     return {
@@ -39,7 +43,7 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       config: { operationId },
       // HEAD wherever GET is (RFC 9110 §9.1): Fastify answers it as GET without the body, through the same hooks.
       exposeHeadRoute: true,
-      onRequest: schemes.size > 0 ? [requireApiKey] : [],
+      onRequest: schemes.size > 0 ? [requireScope(scope!)] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
       ...(bodyRequired && { preValidation: requireBody }),
       ...(operation.requestBody !== undefined && { preParsing: continueIfExpected }),

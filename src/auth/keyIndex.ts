@@ -1,32 +1,27 @@
-import type { KeyChanges } from './apiKeys.js';
-
-/**
- * Changes are read again for this long after they were made: a key's change is stamped with the
- * start of its transaction, which commits a moment later, possibly after a read that began between.
- */
-const OVERLAP_MS = 60_000;
+import type { KeyChanges } from '../accounts/repository.js';
 
 /** 52 bits of a SHA-256 (13 hex digits): a JS number, so a million keys take ~37 MB in a Set. */
 const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);
 
 /**
- * Every key the database has issued, as a prefix of its hash, read again every `intervalMs`
- * from the keys changed since, so that a key nobody issued is refused without asking the
- * database. A revoked key's prefix stays: another key may share it, and revocation is the
- * lookup's to enforce (the key cache's ttl bounds it). A key the index lacks may have been issued a moment ago (by the CLI, another
- * instance): it waits for the next refresh rather than costing a lookup of its own, so
+ * Every key the database has issued, as a prefix of its hash, so that a key nobody issued is
+ * refused without asking the database. Read again every `intervalMs`, only the keys of
+ * transactions still running at the last read or since (a bulk insert is read once). A
+ * revoked key's prefix stays: another key may share it, and revocation is the lookup's to
+ * enforce (the key cache's ttl bounds it). A key the index lacks may have been issued a
+ * moment ago (by the CLI, another instance): it waits for the next refresh rather than costing a lookup of its own, so
  * however many made-up keys arrive, the database sees one small query per interval.
  */
-export async function startKeyIndex(changesSince: (since: Date | null) => Promise<KeyChanges>, intervalMs: number) {
+export async function startKeyIndex(changesSince: (since: string | null) => Promise<KeyChanges>, intervalMs: number) {
   const prefixes = new Set<number>();
-  let asOf: Date | null = null;
+  let since: string | null = null;
   /** The refresh that misses are waiting for, the next one to start: its error, if it fails. */
   let next = Promise.withResolvers<Error | undefined>();
 
   async function refresh(): Promise<void> {
-    const changes = await changesSince(asOf && new Date(asOf.getTime() - OVERLAP_MS));
-    for (const hash of changes.active) prefixes.add(prefixOf(hash));
-    asOf = changes.asOf;
+    const changes = await changesSince(since);
+    for (const prefix of changes.active) prefixes.add(prefixOf(prefix));
+    since = changes.xmin;
   }
 
   let running = false;

@@ -3,11 +3,12 @@ import fp from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { errors, serviceUnavailable } from '../errors/apiError.js';
-import { KEY_CACHE_TTL_MS, KEY_INDEX_REFRESH_MS } from '../limits.js';
+import { insufficientScope, invalidKey, missingKey, serviceUnavailable } from '../errors/apiError.js';
+import { accountsRepository, type AccountsRepository, type ApiKeyIdentity, type Scope } from '../accounts/repository.js';
+import { KEY_CACHE_TTL_MS, KEY_INDEX_REFRESH_MS, KEY_USAGE_FLUSH_MS } from '../limits.js';
 import { bearerKey, hashApiKey } from './apiKey.js';
-import { apiKeysRepository, type ApiKeyIdentity, type ApiKeysRepository } from './apiKeys.js';
 import { startKeyIndex } from './keyIndex.js';
+import { startKeyUsage } from './keyUsage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,22 +18,25 @@ declare module 'fastify' {
     credentials?: 'missing' | 'invalid' | 'valid';
   }
   interface FastifyInstance {
-    /** API keys in the database: create, list, revoke (the CLI and tests use it too). */
-    apiKeys: ApiKeysRepository;
+    /** Accounts and their API keys in the database (the account handlers, the CLI's and tests' door too); a key made here is accepted here at once. */
+    accounts: AccountsRepository;
+    /** Writes the keys' pending lastUsedAt now rather than at the next flush (tests). */
+    flushKeyUsage(): Promise<void>;
     /** Sets request.apiKey and request.credentials: at once without a well-formed key, else a promise (503 if the database is down). */
     identifyCaller(request: FastifyRequest): void | Promise<void>;
   }
 }
 
-const REALM = 'animal-store';
-
-/** Route-level check for operations secured by bearerAuth: runs after identification and counting, before the body is read. */
-export function requireApiKey(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  if (request.apiKey) return done();
-  if (request.credentials === 'invalid') {
-    return done(errors.unauthorized('Invalid API key: it is malformed, unknown or revoked.', { 'www-authenticate': `Bearer realm="${REALM}", error="invalid_token"` }));
-  }
-  done(errors.unauthorized('Missing API key. Send it as "Authorization: Bearer <API_KEY>".', { 'www-authenticate': `Bearer realm="${REALM}"` }));
+/**
+ * The route-level check of an operation secured by bearerAuth, with the scope its
+ * `x-required-scope` names: runs after identification and counting, before the body is read.
+ */
+export function requireScope(scope: Scope) {
+  return function authorize(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const key = request.apiKey;
+    if (key) return done(key.scopes.includes(scope) ? undefined : insufficientScope(scope));
+    done(request.credentials === 'invalid' ? invalidKey() : missingKey());
+  };
 }
 
 /** Wraps a database read to log when it starts failing and when it works again, not once per attempt. */
@@ -60,21 +64,32 @@ function logFailures<A extends unknown[], T>(log: FastifyBaseLogger, read: (...a
  */
 export default fp(
   async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock }) {
-    const repository = apiKeysRepository(app.database.pool);
+    const repository = accountsRepository(app.database.pool);
     const index = await startKeyIndex(
       logFailures(app.log, repository.changesSince, 'reading API key changes failed: keys not seen before answer 503 until it works', 'reading API key changes works again'),
       KEY_INDEX_REFRESH_MS,
     );
-    app.addHook('onClose', async () => index.stop());
-    app.decorate('apiKeys', {
+    const usage = startKeyUsage(repository.recordUse, KEY_USAGE_FLUSH_MS, (err) => app.log.warn({ err: err.message }, 'recording when API keys were last used failed'));
+    app.addHook('onClose', async () => {
+      index.stop();
+      await usage.stop();
+    });
+    app.decorate('flushKeyUsage', usage.flush);
+    // A key made here is accepted here at once, not at the index's next refresh.
+    const indexed = <T extends { secret: string }>(key: T) => (index.add(hashApiKey(key.secret)), key);
+    app.decorate('accounts', {
       ...repository,
-      // A key made here is accepted here at once, not at the index's next refresh.
-      async create(options) {
-        const created = await repository.create(options);
-        index.add(hashApiKey(created.key));
+      createAccount: async (...args) => {
+        const created = await repository.createAccount(...args);
+        indexed(created.key);
         return created;
       },
-    } satisfies ApiKeysRepository);
+      createKey: async (...args) => {
+        const key = await repository.createKey(...args);
+        return key && indexed(key);
+      },
+      rollKey: async (...args) => indexed(await repository.rollKey(...args)),
+    } satisfies AccountsRepository);
 
     const lookup = logFailures(app.log, repository.authenticate, 'verifying API keys failed: keys answer 503 until it works', 'verifying API keys works again');
     // Keyed by the key itself, so a known key costs neither a hash nor a round trip. An answer older
@@ -102,8 +117,11 @@ export default fp(
       if (key === 'missing' || key === 'malformed') return;
       const accept = (identity: ApiKeyIdentity | false | undefined) => {
         if (!identity) return;
+        const now = opts.clock();
+        if (identity.expiresAt !== null && identity.expiresAt <= now) return;
         request.apiKey = identity;
         request.credentials = 'valid';
+        usage.seen(identity.id, now);
       };
       // A fresh cached answer is taken at once: the usual request makes no promise.
       const cached = verified.get(key);

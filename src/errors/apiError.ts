@@ -10,15 +10,20 @@ export const errorStatuses = {
   invalid_cursor: 400,
   bad_request: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   pet_not_found: 404,
   order_not_found: 404,
+  api_key_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   expectation_failed: 417,
   idempotency_key_in_use: 409,
   pet_not_available: 409,
   invalid_order_transition: 409,
+  last_key: 409,
+  too_many_api_keys: 409,
+  api_key_inactive: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -52,6 +57,16 @@ type Factory = (message: string, headers?: Record<string, string>) => ApiError;
 export const errors = Object.fromEntries(
   (Object.keys(errorStatuses) as ErrorCode[]).map((code) => [code, (message: string, headers?: Record<string, string>) => new ApiError(code, message, headers)]),
 ) as Record<ErrorCode, Factory>;
+
+/** The realm of the service's bearer challenges (RFC 6750). */
+const REALM = 'animal-store';
+
+export const invalidKey = () =>
+  errors.unauthorized('Invalid API key: it is malformed, unknown, revoked or expired.', { 'www-authenticate': `Bearer realm="${REALM}", error="invalid_token"` });
+export const missingKey = () => errors.unauthorized('Missing API key. Send it as "Authorization: Bearer <API_KEY>".', { 'www-authenticate': `Bearer realm="${REALM}"` });
+/** 403 with the RFC 6750 §3.1 challenge naming the scope the key lacks. */
+export const insufficientScope = (scope: string) =>
+  errors.insufficient_scope(`This API key lacks the scope ${scope}.`, { 'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` });
 
 export const serviceUnavailable = () => errors.service_unavailable('The service is temporarily unavailable. Retry later.', { 'retry-after': '5' });
 

@@ -12,7 +12,7 @@ const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * Runs an operation that takes an `Idempotency-Key` header, and answers with `status`: without
- * a key, as is; with one, once per (API key, operation, key), in one transaction that claims
+ * a key, as is; with one, once per (account, operation, key), in one transaction that claims
  * the key, runs the operation and saves its response, so neither exists without the other (an
  * operation that throws saves nothing). The same key and body again get the saved response
  * (`Idempotent-Replayed: true`); another body 422; a retry while the first still runs waits
@@ -34,23 +34,23 @@ export async function idempotent<T>(
   }
   // Hashed after validation, so defaults are applied: {"status":"available"} or none are the same request.
   const hash = requestHash(request.body);
-  const scope = [request.apiKey!.id, operation, key];
+  const scope = [request.apiKey!.accountId, operation, key];
   const saved = await withTransaction(pool, async (client) => {
     // Claimed before the operation takes any lock of its own, so waiting on a twin holds up nothing else.
     const claim = await client
-      .query(`INSERT INTO idempotency_keys (api_key_id, operation, key, request_hash, status, response_body) VALUES ($1, $2, $3, $4, 0, 'null') ON CONFLICT DO NOTHING`, [...scope, hash])
+      .query(`INSERT INTO idempotency_keys (account_id, operation, key, request_hash, status, response_body) VALUES ($1, $2, $3, $4, 0, 'null') ON CONFLICT DO NOTHING`, [...scope, hash])
       .catch((err: { code?: string }) => {
         throw err.code === LOCK_NOT_AVAILABLE ? errors.idempotency_key_in_use('A request with this Idempotency-Key is still in progress.') : err;
       });
     if (claim.rowCount === 0) {
       const { rows } = await client.query<{ hash: string; status: number; body: T }>(
-        `SELECT request_hash AS hash, status, response_body AS body FROM idempotency_keys WHERE api_key_id = $1 AND operation = $2 AND key = $3`,
+        `SELECT request_hash AS hash, status, response_body AS body FROM idempotency_keys WHERE account_id = $1 AND operation = $2 AND key = $3`,
         scope,
       );
       return { ...rows[0]!, replayed: true };
     }
     const body = await run(client);
-    await client.query(`UPDATE idempotency_keys SET status = $4, response_body = $5 WHERE api_key_id = $1 AND operation = $2 AND key = $3`, [
+    await client.query(`UPDATE idempotency_keys SET status = $4, response_body = $5 WHERE account_id = $1 AND operation = $2 AND key = $3`, [
       ...scope,
       status,
       JSON.stringify(body ?? null),

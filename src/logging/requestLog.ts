@@ -36,6 +36,7 @@ export default fp(
             ms: Math.round(reply.elapsedTime * 100) / 100,
             ip: request.ip,
             keyId: request.apiKey?.id,
+            accountId: request.apiKey?.accountId,
             plan: limit?.plan,
             rateLimit: limit?.outcome,
             limiter: debug && limit ? { remaining: limit.remaining, limit: limit.limit, mode: limit.mode } : undefined,

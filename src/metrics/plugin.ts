@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { PLANS } from '../auth/apiKeys.js';
+import { PLANS } from '../accounts/repository.js';
 import { startMetricsListener } from './listener.js';
 
 /** Seconds; from a fast cached answer to the longest a request may take. */

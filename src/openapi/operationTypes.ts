@@ -5,11 +5,16 @@ export type OperationId = keyof operations;
 
 type Parameters<K extends OperationId> = operations[K]['parameters'];
 type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never;
-type RequestBody<K extends OperationId> = operations[K] extends { requestBody: infer R } ? JsonOf<R> : never;
+/** The JSON body; `| undefined` when the document makes it optional. */
+type RequestBody<K extends OperationId> = operations[K] extends { requestBody: infer R }
+  ? JsonOf<R>
+  : operations[K] extends { requestBody?: infer R }
+    ? JsonOf<NonNullable<R>> | undefined
+    : never;
 type Responses<K extends OperationId> = operations[K]['responses'];
-/** The JSON body of the operation's 2xx response(s). */
+/** The JSON body of the operation's 2xx response(s); nothing for a 204. */
 type SuccessBody<K extends OperationId> = {
-  [S in keyof Responses<K>]: S extends 200 | 201 ? JsonOf<Responses<K>[S]> : never;
+  [S in keyof Responses<K>]: S extends 200 | 201 ? JsonOf<Responses<K>[S]> : S extends 204 ? void : never;
 }[keyof Responses<K>];
 
 /** A Fastify handler whose inputs and output are typed from the operation in openapi.yaml. */

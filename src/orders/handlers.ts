@@ -7,25 +7,25 @@ import { orderNotFound, type OrdersRepository } from './repository.js';
 export function orderHandlers({ orders, urls }: { orders: OrdersRepository; urls: ResourceUrls }) {
   return {
     async placeOrder(request, reply) {
-      const order = await idempotent(request, reply, 'placeOrder', 201, (db) => orders.place(request.body.petId, request.apiKey!.id, db));
+      const order = await idempotent(request, reply, 'placeOrder', 201, (db) => orders.place(request.body.petId, request.apiKey!.accountId, db));
       reply.header('location', urls.item(order.id));
       return order;
     },
 
     async listOrders(request, reply) {
       const query = request.query as PageQuery & typeof request.query;
-      const page = await orders.list(request.apiKey!.id, { limit: query.limit, status: query.status, afterId: pageStart(query) });
+      const page = await orders.list(request.apiKey!.accountId, { limit: query.limit, status: query.status, afterId: pageStart(query) });
       linkNextPage(reply, urls.list, query, page);
       return page.rows;
     },
 
     async getOrder(request) {
-      const order = await orders.get(request.params.orderId, request.apiKey!.id);
+      const order = await orders.get(request.params.orderId, request.apiKey!.accountId);
       if (!order) throw orderNotFound(request.params.orderId);
       return order;
     },
 
-    completeOrder: async (request) => orders.complete(request.params.orderId, request.apiKey!.id),
-    cancelOrder: async (request) => orders.cancel(request.params.orderId, request.apiKey!.id),
+    completeOrder: async (request) => orders.complete(request.params.orderId, request.apiKey!.accountId),
+    cancelOrder: async (request) => orders.cancel(request.params.orderId, request.apiKey!.accountId),
   } satisfies HandlersFor<'placeOrder' | 'listOrders' | 'getOrder' | 'completeOrder' | 'cancelOrder'>;
 }

@@ -8,11 +8,11 @@ import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, ORDER_STATUS, PET_STATUS, 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
 
-/** The one answer for an order the caller may not see, whether it is another key's or does not exist. */
+/** The one answer for an order the caller may not see, whether it is another account's or does not exist. */
 export const orderNotFound = (id: number) => errors.order_not_found(`Order ${id} not found.`);
 
 /**
- * All SQL about orders, each read and change on behalf of the order's owner (`owner`: its API key's id).
+ * All SQL about orders, each read and change on behalf of the order's owner (`owner`: its account's id).
  * A change that cannot happen throws the error it is answered with; when a guarded statement matched
  * nothing, a second read finds why (a race may have moved the row since: the answer names what it found).
  */

@@ -11,22 +11,22 @@ const COLUMNS = `id, pet_id AS "petId", status, ${iso('created_at')} AS "created
 
 /**
  * Placements commit in id order per owner: each takes a transaction-scoped advisory lock
- * on its API key before its id is drawn and holds it until commit, so no order can appear
+ * on its account before its id is drawn and holds it until commit, so no order can appear
  * below one its owner has already listed (as pets' ID_ORDER_LOCK does, for one owner's
- * list only, so different keys never wait on each other). Key ids beyond 2^31 share a
- * lock with another key's: slower for both, never wrong.
+ * list only, so different accounts never wait on each other). Account ids beyond 2^31 share a
+ * lock with another account's: slower for both, never wrong.
  */
 const OWNER_ORDER_LOCK = 727_274_003;
 
 /**
- * $1 pet id, $2 API key id. The pet moves available -> pending only if it is available
+ * $1 pet id, $2 account id. The pet moves available -> pending only if it is available
  * (a concurrent placement waits on the pet's row, then finds it pending and matches
  * nothing); the order is inserted only if the pet moved. No row: see PET_STATUS.
  */
 export const PLACE = `WITH pet AS (
     UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available' RETURNING id
   )
-  INSERT INTO orders (pet_id, api_key_id)
+  INSERT INTO orders (pet_id, account_id)
   SELECT pet.id, $2 FROM pet, (SELECT pg_advisory_xact_lock(${OWNER_ORDER_LOCK}, ($2 % 2147483648)::int)) AS in_id_order
   RETURNING ${COLUMNS}`;
 
@@ -34,14 +34,14 @@ export const PLACE = `WITH pet AS (
 export const PET_STATUS = `SELECT status FROM pets WHERE id = $1`;
 
 /**
- * $1 order id, $2 API key id: a placed order of this key moves to `orderStatus` and its
+ * $1 order id, $2 account id: a placed order of this account moves to `orderStatus` and its
  * pet from pending to `petStatus`. Of a concurrent complete and cancel, the second waits
  * on the order's row, then finds it no longer placed and matches nothing. No row: see
  * ORDER_STATUS.
  */
 const transition = (orderStatus: string, petStatus: string) => `WITH changed AS (
     UPDATE orders SET status = '${orderStatus}', updated_at = now()
-     WHERE id = $1 AND api_key_id = $2 AND status = 'placed'
+     WHERE id = $1 AND account_id = $2 AND status = 'placed'
     RETURNING ${COLUMNS}
   ), pet AS (
     UPDATE pets SET status = '${petStatus}' FROM changed WHERE pets.id = changed."petId" AND pets.status = 'pending' RETURNING pets.id
@@ -52,13 +52,13 @@ export const COMPLETE = transition('completed', 'sold');
 export const CANCEL = transition('cancelled', 'available');
 
 /** Why a transition matched nothing: no row (no such order of this key), or the order's status. */
-export const ORDER_STATUS = `SELECT status FROM orders WHERE id = $1 AND api_key_id = $2`;
+export const ORDER_STATUS = `SELECT status FROM orders WHERE id = $1 AND account_id = $2`;
 
-export const GET = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND api_key_id = $2`;
+export const GET = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2`;
 
 /**
  * One owner's keyset pages ($1 API key id, $2 after this id, $3 rows, $4 status): an index
  * range scan from the cursor. Two statements, as for pets, so each has one plan.
  */
-export const LIST = `SELECT ${COLUMNS} FROM orders WHERE api_key_id = $1 AND id > $2 ORDER BY id LIMIT $3`;
-export const LIST_BY_STATUS = `SELECT ${COLUMNS} FROM orders WHERE api_key_id = $1 AND id > $2 AND status = $4 ORDER BY id LIMIT $3`;
+export const LIST = `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`;
+export const LIST_BY_STATUS = `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND id > $2 AND status = $4 ORDER BY id LIMIT $3`;

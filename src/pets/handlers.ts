@@ -15,7 +15,7 @@ export function petHandlers({ pets, urls }: { pets: PetsRepository; urls: Resour
     },
 
     async createPet(request, reply) {
-      const pet = await idempotent(request, reply, 'createPet', 201, (db) => pets.create(request.body, db));
+      const pet = await idempotent(request, reply, 'createPet', 201, (db) => pets.create(request.body, request.apiKey!.accountId, db));
       reply.header('location', urls.item(pet.id));
       return pet;
     },

@@ -20,9 +20,9 @@ export function petsRepository(pool: pg.Pool) {
       return { rows, hasMore };
     },
 
-    /** In the pool, or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
-    async create(pet: NewPet, db: Db = pool): Promise<Pet> {
-      return (await db.query<Pet>(INSERT, [pet.name, pet.categoryId, pet.status])).rows[0]!;
+    /** By `accountId`, in the pool or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
+    async create(pet: NewPet, accountId: number, db: Db = pool): Promise<Pet> {
+      return (await db.query<Pet>(INSERT, [pet.name, pet.categoryId, pet.status, accountId])).rows[0]!;
     },
 
     async get(id: number): Promise<Pet | undefined> {

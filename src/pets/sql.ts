@@ -24,7 +24,7 @@ export const GET = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
  * (`npm run bench -- --creates` measures create throughput).
  */
 const ID_ORDER_LOCK = 727_274_002;
-export const INSERT = `INSERT INTO pets (name, category_id, status)
-  SELECT $1, $2, $3 FROM (SELECT pg_advisory_xact_lock(${ID_ORDER_LOCK})) AS in_id_order
+export const INSERT = `INSERT INTO pets (name, category_id, status, created_by)
+  SELECT $1, $2, $3, $4 FROM (SELECT pg_advisory_xact_lock(${ID_ORDER_LOCK})) AS in_id_order
   RETURNING ${COLUMNS}`;
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
-import type { Plan } from '../auth/apiKeys.js';
+import type { Plan } from '../accounts/repository.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { applyRateLimit } from './headers.js';
@@ -18,8 +18,8 @@ declare module 'fastify' {
     /** Rate-limit counters: in Redis when REDIS_URL is set (shared by instances), else in this process. */
     rateLimitStore: RateLimitStore;
     /**
-     * Counts a request after identification: by API key (the plan's quota) or, without a
-     * valid key, by client address. Puts the X-RateLimit-* and RateLimit fields on the
+     * Counts a request after identification: by the key's account (the plan's quota, shared
+     * by all the account's keys) or, without a valid key, by client address. Puts the X-RateLimit-* and RateLimit fields on the
      * response (errors included) and calls `done` with the 429 to answer, if any.
      */
     countRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
@@ -49,7 +49,7 @@ export default fp(
 
     app.decorate('countRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const key = request.apiKey;
-      const subject = key ? `key:${key.id}` : `ip:${request.ip}`;
+      const subject = key ? `account:${key.accountId}` : `ip:${request.ip}`;
       const quota = !key ? rateLimits.anonymous : key.plan === 'enterprise' ? { perMinute: key.perMinute!, perDay: key.perDay! } : rateLimits.plans[key.plan];
       // Puts the decision on the response (and the request, for logs and metrics); calls done with the 429, if any.
       const decide = (hit: HitResult) => {

@@ -84,13 +84,13 @@ describe('pet and order statuses, held by the database', () => {
   it('refuses an order inserted for a pet that stays available', async () => {
     const petId = await addPet(server);
     const keyId = (await pool.query<{ id: number }>('SELECT min(id)::int AS id FROM api_keys')).rows[0]!.id;
-    expect((await commit([`INSERT INTO orders (pet_id, api_key_id) VALUES ($1, $2)`, [petId, keyId]]))?.code).toBe('23514');
+    expect((await commit([`INSERT INTO orders (pet_id, account_id) VALUES ($1, $2)`, [petId, keyId]]))?.code).toBe('23514');
   });
 
   it('refuses a second placed order for one pet (23505), and a sold pet losing the sale its other orders do not explain', async () => {
     const { petId, orderId } = await orderedPet();
-    const keyId = (await pool.query<{ id: number }>('SELECT api_key_id::int AS id FROM orders WHERE id = $1', [orderId])).rows[0]!.id;
-    expect((await commit([`INSERT INTO orders (pet_id, api_key_id) VALUES ($1, $2)`, [petId, keyId]]))?.code).toBe('23505');
+    const keyId = (await pool.query<{ id: number }>('SELECT account_id::int AS id FROM orders WHERE id = $1', [orderId])).rows[0]!.id;
+    expect((await commit([`INSERT INTO orders (pet_id, account_id) VALUES ($1, $2)`, [petId, keyId]]))?.code).toBe('23505');
     // Ordered and cancelled, then ordered again and sold: without the sale, a sold pet with only a cancelled order.
     const cancelled = await orderedPet('cancel');
     const { data } = await server.api.POST('/store/orders', { body: { petId: cancelled.petId } });

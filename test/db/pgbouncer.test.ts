@@ -167,12 +167,21 @@ describe.skipIf(skip)('through PgBouncer in transaction pooling mode', () => {
     });
 
     it('creates, verifies and revokes API keys', async () => {
-      const { key, record } = await server.app.apiKeys.create({ plan: 'pro', name: 'bounced' });
+      const { accountId, key: created } = await server.app.accounts.createAccount({ plan: 'pro', name: 'bounced' });
+      const key = created.secret;
       const ok = await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }));
       expect(ok.status).toBe(200);
-      expect(await server.app.apiKeys.authenticate(hashApiKey(key))).toEqual({ id: record.id, plan: 'pro', perMinute: null, perDay: null });
-      expect((await server.app.apiKeys.revoke({ id: record.id }))?.revokedAt).toBeInstanceOf(Date);
-      expect(await server.app.apiKeys.authenticate(hashApiKey(key))).toBeUndefined();
+      expect(await server.app.accounts.authenticate(hashApiKey(key))).toEqual({
+        id: created.id,
+        accountId,
+        plan: 'pro',
+        perMinute: null,
+        perDay: null,
+        scopes: created.scopes,
+        expiresAt: null,
+      });
+      expect(await server.app.accounts.revoke({ id: created.id })).toBe(created.id);
+      expect(await server.app.accounts.authenticate(hashApiKey(key))).toBeUndefined();
       const unknown = await answered(server.api.GET('/pets', { headers: { authorization: `Bearer ${key.slice(0, -4)}zzzz` } }));
       expect(unknown.status).toBe(401);
     });

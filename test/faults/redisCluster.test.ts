@@ -51,9 +51,9 @@ async function timed(server: TestServer, key: string): Promise<{ status: number;
   return { status: res.status, ms: performance.now() - started };
 }
 
-/** The master serving the minute counter of key `id`, and a reader of that counter. */
+/** The master serving the minute counter of account `id`, and a reader of that counter. */
 async function counterOf(cluster: RedisCluster, id: number, minute: number) {
-  const name = `${PREFIX}{key:${id}}:m:${minute}`;
+  const name = `${PREFIX}{account:${id}}:m:${minute}`;
   const slot = await cluster.keySlot(name);
   return {
     slot,
@@ -123,7 +123,7 @@ describe.skipIf(withoutRedisCluster())('a Redis Cluster master killed (SIGKILL) 
     const { servers } = inst!;
     // Under 1,000 a minute every request goes to Redis (no batches), so the outage is met at once.
     const key = await servers[0]!.createKey('enterprise', { perMinute: 999, perDay: 1_000_000 });
-    const id = (await servers[0]!.app.apiKeys.list()).filter((k) => k.perMinute === 999).at(-1)!.id;
+    const id = (await servers[0]!.app.accounts.list()).filter((k) => k.perMinute === 999).at(-1)!.accountId;
     const victim: RedisClusterNode = await (await counterOf(cluster, id, minuteOf(inst!.clock.now()))).master();
 
     const load = steadyLoad(inst!, key);
@@ -168,7 +168,7 @@ describe.skipIf(withoutRedisCluster())('a Redis Cluster master killed (SIGKILL) 
     const { servers, clock } = inst!;
     clock.set((minuteOf(clock.now()) + 1) * 60_000 + 5_000); // a fresh minute
     const key = await servers[0]!.createKey('enterprise', { perMinute: 20, perDay: 1000 });
-    const id = (await servers[0]!.app.apiKeys.list()).filter((k) => k.perMinute === 20).at(-1)!.id;
+    const id = (await servers[0]!.app.accounts.list()).filter((k) => k.perMinute === 20).at(-1)!.accountId;
     const counter = await counterOf(cluster, id, minuteOf(clock.now()));
     const alternate = async (n: number) => {
       const statuses: number[][] = [[], []];
@@ -201,7 +201,7 @@ describe.skipIf(withoutRedisCluster())('a Redis Cluster master killed (SIGKILL) 
   it('a master that hangs (SIGSTOP) under steady load: no failed request, bounded latency, shared again after SIGCONT', async () => {
     const { servers } = inst!;
     const key = await servers[0]!.createKey('enterprise', { perMinute: 998, perDay: 1_000_000 });
-    const id = (await servers[0]!.app.apiKeys.list()).filter((k) => k.perMinute === 998).at(-1)!.id;
+    const id = (await servers[0]!.app.accounts.list()).filter((k) => k.perMinute === 998).at(-1)!.accountId;
     const victim = await (await counterOf(cluster, id, minuteOf(inst!.clock.now()))).master();
 
     const load = steadyLoad(inst!, key);
@@ -264,8 +264,8 @@ describe.skipIf(withoutRedisCluster())('a Redis Cluster master killed (SIGKILL) 
   it('under steady load: no 5xx, no failed request, shared again on the promoted replica, which kept the counts', async () => {
     const { servers, clock } = inst!;
     const key = await servers[0]!.createKey('enterprise', { perMinute: 999, perDay: 1_000_000 });
-    const id = (await servers[0]!.app.apiKeys.list()).filter((k) => k.perMinute === 999).at(-1)!.id;
-    const dayName = `${PREFIX}{key:${id}}:d:${Math.floor(clock.now() / 86_400_000)}`;
+    const id = (await servers[0]!.app.accounts.list()).filter((k) => k.perMinute === 999).at(-1)!.accountId;
+    const dayName = `${PREFIX}{account:${id}}:d:${Math.floor(clock.now() / 86_400_000)}`;
     const slot = await cluster.keySlot(dayName);
     const victim = await cluster.masterOf(slot);
     const readDay = async () => {

@@ -80,9 +80,9 @@ describe.skipIf(withoutRedisServerBinary())('a Redis that hangs with its socket 
 
     // Redis now holds exactly 20: the first request of the hang was answered late and counted by
     // Redis itself, so the hand-back leaves it out (counting it twice would make 21).
-    const id = (await server.app.apiKeys.list()).filter((k) => k.perMinute === 20).at(-1)!.id;
+    const id = (await server.app.accounts.list()).filter((k) => k.perMinute === 20).at(-1)!.accountId;
     const client = new Redis(`redis://127.0.0.1:${port}`);
-    const counted = Number(await client.get(`${prefix}{key:${id}}:m:${Math.floor(clock.now() / 60_000)}`));
+    const counted = Number(await client.get(`${prefix}{account:${id}}:m:${Math.floor(clock.now() / 60_000)}`));
     client.disconnect();
     expect(counted).toBe(20);
     const after = await answered(server.api.GET('/pets', { params: { query: { limit: 1 } }, headers: { authorization: `Bearer ${key}` } }));

@@ -70,7 +70,7 @@ describe('statements blocked past the timeout', () => {
     const { rows } = await twin.query<{ id: number }>('SELECT id FROM api_keys ORDER BY id LIMIT 1');
     await twin.query('BEGIN');
     await twin.query(
-      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response_body) VALUES ($1, 'twin-1', 'x', 0, 'null')`,
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_body) VALUES ($1, 'twin-1', 'x', 0, 'null')`,
       [rows[0]!.id],
     );
     const second = await answered(server.api.POST('/pets', { body: { name: 'Twin', categoryId: 1 }, params: { header: { 'Idempotency-Key': 'twin-1' } } }));

@@ -1,4 +1,4 @@
-import type { Plan } from '../../src/auth/apiKeys.js';
+import type { Plan } from '../../src/accounts/repository.js';
 import { runScript } from './processes.js';
 
 export interface KeyOptions {

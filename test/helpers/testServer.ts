@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.js';
 import { freePort } from './ports.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import type { Plan } from '../../src/auth/apiKeys.js';
+import type { Plan } from '../../src/accounts/repository.js';
 import { expectMatchesContract } from './contract.js';
 import { typedClient, type ApiClient } from './typedClient.js';
 import { methodOf, send, type ApiResponse, type RequestOptions } from './http.js';
@@ -13,8 +13,9 @@ export interface TestServer {
   app: FastifyInstance;
   baseUrl: string;
   db: TestDatabase;
-  /** A key created for this server (free plan unless asked otherwise). */
+  /** A key created for this server (business plan), of an account of its own holding every scope. */
   key: string;
+  /** A new account (free plan unless asked otherwise) and its first key, holding every scope. */
   createKey(plan?: Plan, limits?: { perMinute: number; perDay: number }): Promise<string>;
   /** How many pets the database holds: to show that a rejected request stored nothing. */
   petCount(): Promise<number>;
@@ -46,7 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: Te
   await app.listen({ port, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${port}`;
   const createKey: TestServer['createKey'] = async (plan = 'free', limits) =>
-    (await app.apiKeys.create({ plan, ...limits })).key;
+    (await app.accounts.createAccount({ plan, ...limits })).key.secret;
   const key = await createKey('business');
 
   return {

@@ -31,7 +31,7 @@ function tally(answers: Array<{ status: number; body: { code?: string } }>): Rec
 }
 
 const ordersOfPet = async (petId: number) =>
-  (await server.app.database.pool.query<{ api_key_id: number; status: string }>('SELECT api_key_id, status FROM orders WHERE pet_id = $1', [petId])).rows;
+  (await server.app.database.pool.query<{ account_id: number; status: string }>('SELECT account_id, status FROM orders WHERE pet_id = $1', [petId])).rows;
 
 describe('concurrent orders', () => {
   it('20 keys racing for one pet: exactly one 201 and nineteen 409, the pet pending with one placed order', async () => {

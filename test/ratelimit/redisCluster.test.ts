@@ -94,7 +94,7 @@ describe.skipIf(withoutRedisCluster())('two instances sharing a 3-master Redis C
 
   it('admit exactly one quota between them: 120 concurrent requests of a free key give 60 × 200 and 60 × 429', async () => {
     const key = await a!.createKey('free');
-    const id = (await a!.app.apiKeys.list()).filter((k) => k.plan === 'free').at(-1)!.id;
+    const id = (await a!.app.accounts.list()).filter((k) => k.plan === 'free').at(-1)!.accountId;
     let sent = 0;
     const responses = await sendMany(120, () => listOne(sent++ % 2 === 0 ? a! : b!, key), 120); // all at once
     const count = (status: number) => responses.filter((r) => r.response.status === status).length;
@@ -104,7 +104,7 @@ describe.skipIf(withoutRedisCluster())('two instances sharing a 3-master Redis C
     // Every key of the subject (minute, day, first refusal) sits on the one master that owns its tag's slot.
     const minute = Math.floor(clock.now() / 60_000);
     const day = Math.floor(clock.now() / 86_400_000);
-    const tag = `${PREFIX}{key:${id}}`;
+    const tag = `${PREFIX}{account:${id}}`;
     const slot = await cluster.keySlot(`${tag}:m:${minute}`);
     const master = await cluster.masterOf(slot);
     const held = await keysByMaster();

@@ -28,7 +28,7 @@ describe.skipIf(withoutRedis())('two instances sharing Redis', () => {
 
   it('admit exactly one quota between them: 120 concurrent requests of a free key give 60 × 200 and 60 × 429', async () => {
     const key = await a!.createKey('free');
-    expect((await b!.app.apiKeys.list()).map((k) => k.plan)).toContain('free'); // one database
+    expect((await b!.app.accounts.list()).map((k) => k.plan)).toContain('free'); // one database
     let sent = 0;
     const responses = await sendMany(120, () => listOne(sent++ % 2 === 0 ? a! : b!, key), 120); // all at once
     const count = (status: number) => responses.filter((r) => r.response.status === status).length;
@@ -69,8 +69,8 @@ describe.skipIf(withoutRedis())('requests reserved in batches from Redis', () =>
 
   it('a key far from its limits costs one Redis round trip per 50 requests, with exact headers', async () => {
     const key = await server.createKey('enterprise', { perMinute: 50_000, perDay: 1_000_000 });
-    const id = (await server.app.apiKeys.list()).find((k) => k.perMinute === 50_000)!.id;
-    const counter = async () => Number(await redis.get(`${prefix}{key:${id}}:m:${Math.floor(clock.now() / 60_000)}`));
+    const id = (await server.app.accounts.list()).find((k) => k.perMinute === 50_000)!.accountId;
+    const counter = async () => Number(await redis.get(`${prefix}{account:${id}}:m:${Math.floor(clock.now() / 60_000)}`));
     const remaining: number[] = [];
     const counters: number[] = [];
     for (let i = 0; i < 51; i++) {
@@ -85,10 +85,10 @@ describe.skipIf(withoutRedis())('requests reserved in batches from Redis', () =>
 
   it('a key near its limits goes to Redis for every request', async () => {
     const key = await server.createKey('enterprise', { perMinute: 1500, perDay: 100_000 });
-    const id = (await server.app.apiKeys.list()).find((k) => k.perMinute === 1500)!.id;
+    const id = (await server.app.accounts.list()).find((k) => k.perMinute === 1500)!.accountId;
     for (let i = 1; i <= 3; i++) {
       await listOne(server, key);
-      expect(Number(await redis.get(`${prefix}{key:${id}}:m:${Math.floor(clock.now() / 60_000)}`))).toBe(i);
+      expect(Number(await redis.get(`${prefix}{account:${id}}:m:${Math.floor(clock.now() / 60_000)}`))).toBe(i);
     }
   });
 });

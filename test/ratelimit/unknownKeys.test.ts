@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiKeysRepository } from '../../src/auth/apiKeys.js';
+import { accountsRepository } from '../../src/accounts/repository.js';
 import { manualClock } from '../helpers/clock.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
@@ -13,7 +13,7 @@ const madeUpKey = () => `as_${randomBytes(32).toString('base64url')}`;
 function countKeyLookups(server: TestServer) {
   const query = vi.spyOn(server.app.database.pool, 'query');
   return {
-    count: () => query.mock.calls.filter(([sql]) => typeof sql === 'string' && sql.includes('WHERE key_hash = $1')).length,
+    count: () => query.mock.calls.filter(([sql]) => typeof sql === 'string' && sql.includes('WHERE k.key_hash = $1')).length,
     restore: () => query.mockRestore(),
   };
 }
@@ -50,7 +50,7 @@ describe('made-up keys', () => {
 
   it('accept a key issued elsewhere (the CLI, another instance) on its first use, from the index next refresh', async () => {
     // Written straight to the database, so this instance learns of it only from its index's refresh.
-    const { key } = await apiKeysRepository(server.app.database.pool).create({ plan: 'pro' });
+    const key = (await accountsRepository(server.app.database.pool).createAccount({ plan: 'pro' })).key.secret;
     expect((await list(server, key)).response.status).toBe(200);
   });
 });
