@@ -32,9 +32,19 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets
 
 // The benchmark key's account: it places the orders and creates the pets, as through the service.
 const owner = Number(process.env.ORDER_OWNER ?? 1);
+const MAX_OPEN_ORDERS = Number(process.env.OPEN_ORDERS_ENTERPRISE ?? 1_000_000_000);
 app.post<{ Body: { petId: number } }>('/store/orders', async (request, reply) => {
-  const { rows } = await pool.query(orders.PLACE, [request.body.petId, owner]);
-  return rows[0] ? reply.code(201).send(rows[0]) : reply.code(409).send();
+  // The service's transaction: the account's lock, then the guarded placement.
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(orders.LOCK_OWNER, [owner]);
+    const { rows } = await client.query(orders.PLACE, [request.body.petId, owner, MAX_OPEN_ORDERS]);
+    await client.query('COMMIT');
+    return rows[0] ? reply.code(201).send(rows[0]) : reply.code(409).send();
+  } finally {
+    client.release();
+  }
 });
 app.get<{ Querystring: { limit?: string } }>('/store/orders', async (request) => {
   const limit = Number(request.query.limit ?? 20);

@@ -14,15 +14,20 @@ export interface paths {
         /**
          * List animals
          * @description Returns animals ordered by `id` ascending, at most `limit` of them,
-         *     optionally only those with the given `status`.
+         *     optionally only those with the given `status` and/or `categoryId`.
          *
          *     The result is paginated by cursor. When more animals follow, the
          *     response has a `Link: <...>; rel="next"` header with the absolute URL of
-         *     the next page, which keeps the same `limit` and `status`. Pages are
+         *     the next page, which keeps the same `limit`, `status` and `categoryId`.
+         *     Every page costs the same, however deep. Pages are
          *     stable under concurrent inserts: an animal is never listed twice, and
          *     animals created after the first page was read appear on later pages.
          *     An animal's `status` changes with its adoption orders; the `status`
          *     filter applies to each page as it is read.
+         *
+         *     Each page carries a weak `ETag` of its content: send it back in
+         *     `If-None-Match` to get `304 Not Modified`, with no body, while the page
+         *     is unchanged.
          */
         get: operations["listPets"];
         put?: never;
@@ -64,14 +69,56 @@ export interface paths {
          *
          *     Every response carries `Deprecation` (RFC 9745), `Sunset` (RFC 8594)
          *     and a `Link` to the replacement with `rel="successor-version"`.
+         *
+         *     The animal comes with its `ETag`: `If-None-Match` with it answers `304
+         *     Not Modified`, with no body, while the animal is unchanged. A removed
+         *     animal (`deletePet`) is `404`.
          */
         get: operations["getPet"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an animal
+         * @description Removes the animal from the API: afterwards `getPet` and `placeOrder`
+         *     answer `404` for it, `listPets` never shows it, and deleting it again
+         *     is `404`. Orders that named it stay readable by their owners, with the
+         *     same `petId`.
+         *
+         *     Only the account that created the animal may remove it (`403
+         *     forbidden` for any other). An animal with a `placed` order cannot be
+         *     removed (`409 pet_has_open_order`): complete or cancel the order
+         *     first. `If-Match` and `Idempotency-Key` work as for `updatePet`.
+         */
+        delete: operations["deletePet"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an animal
+         * @description Changes the animal's `name`, `categoryId` and `status` as a JSON
+         *     merge patch (RFC 7396): send only what changes; `application/json` is
+         *     accepted as the same. `null`, `id` and unknown properties are
+         *     refused with `400 validation_failed` naming the field, and nothing
+         *     changes. An empty patch changes nothing and answers `200`.
+         *
+         *     Only the account that created the animal may change it; any other
+         *     account gets `403 forbidden` (animals added before accounts existed
+         *     are changed by none). While the animal has a `placed` order, or once
+         *     an order for it is `completed`, its `status` belongs to the order:
+         *     a `status` other than the current one is `409
+         *     pet_status_held_by_order` naming the order (its name and category
+         *     still change). An animal with no orders, or only cancelled ones, takes
+         *     any status.
+         *
+         *     Send `If-Match` with the `ETag` you last read (`getPet`,
+         *     `createPet` or a previous `updatePet`): when the animal changed since,
+         *     the answer is `412 precondition_failed` and nothing changes, so you
+         *     never overwrite someone else's change. Without `If-Match` the change
+         *     is made whatever the current state; clients should send it. The
+         *     response carries the new `ETag`.
+         *
+         *     Send an `Idempotency-Key` to retry safely, as for `createPet`.
+         */
+        patch: operations["updatePet"];
         trace?: never;
     };
     "/store/orders": {
@@ -114,9 +161,13 @@ export interface paths {
          *     Try it with an animal you created (`createPet` answers with its `id`;
          *     on a fresh store the first animal gets id 1).
          *
-         *     `404 pet_not_found` when no animal has this `petId`; `409
-         *     pet_not_available` when the animal is `pending` or `sold`. Nothing
-         *     changes when the request is rejected.
+         *     `404 pet_not_found` when no animal has this `petId` (or it was
+         *     removed); `409 pet_not_available` when the animal is `pending` or
+         *     `sold`. An account holds at most its plan's number of `placed` orders
+         *     at once (`limits.openOrders` in `getAccount`: 3 on the free plan, 25
+         *     on pro, 250 on business): `409 too_many_open_orders` beyond, until one
+         *     is completed or cancelled. Nothing changes when the request is
+         *     rejected.
          *
          *     Send an `Idempotency-Key` to retry safely, as for `createPet`: a retry
          *     with the same key and the same body returns the original response
@@ -490,7 +541,8 @@ export interface components {
          *       "plan": "free",
          *       "limits": {
          *         "perMinute": 60,
-         *         "perDay": 1000
+         *         "perDay": 1000,
+         *         "openOrders": 3
          *       },
          *       "createdAt": "2026-11-24T12:00:00.000Z"
          *     }
@@ -514,6 +566,11 @@ export interface components {
                 perMinute: number;
                 /** @example 1000 */
                 perDay: number;
+                /**
+                 * @description Adoption orders the account may hold `placed` at once (`409 too_many_open_orders` beyond).
+                 * @example 3
+                 */
+                openOrders: number;
             };
             /**
              * Format: date-time
@@ -697,6 +754,23 @@ export interface components {
             expiresInSeconds: number;
         };
         /**
+         * @description A JSON merge patch (RFC 7396) of an animal: only the fields to change.
+         *     `null` (which would remove a field) and unknown properties, `id`
+         *     included, are rejected.
+         * @example {
+         *       "name": "Rex the Second"
+         *     }
+         */
+        PetPatch: {
+            name?: components["schemas"]["PetName"];
+            categoryId?: components["schemas"]["CategoryId"];
+            /**
+             * @description The new status. No default here, so an absent status stays as it is.
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+        };
+        /**
          * @description Machine-readable error code. New codes may be added within `/v1`;
          *     treat an unknown code by its HTTP status.
          *
@@ -707,17 +781,22 @@ export interface components {
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
          *     | `bad_request` | 400 | The request is malformed in another way (not valid HTTP, or a bad percent-encoding in the URL). |
          *     | `unauthorized` | 401 | The API key is missing, malformed, unknown, revoked or expired. |
+         *     | `forbidden` | 403 | The animal belongs to another account (or to none): only its creator may change it. |
          *     | `insufficient_scope` | 403 | The API key lacks the scope the operation needs, or one it asks to hand out; `WWW-Authenticate` names it. |
          *     | `not_found` | 404 | No such route. |
          *     | `pet_not_found` | 404 | No animal has this identifier. |
          *     | `order_not_found` | 404 | No order of the calling key's account has this identifier. |
          *     | `api_key_not_found` | 404 | No key of the calling key's account has this identifier. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
+         *     | `precondition_failed` | 412 | `If-Match` matches no current `ETag`: the animal changed since it was read. |
          *     | `request_timeout` | 408 | The request took too long to arrive. |
          *     | `expectation_failed` | 417 | The request's `Expect` header asks for something other than `100-continue`. |
          *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
          *     | `pet_not_available` | 409 | The animal to order is `pending` or `sold`. |
          *     | `invalid_order_transition` | 409 | The order's status does not allow the transition asked for. |
+         *     | `pet_status_held_by_order` | 409 | The animal's status belongs to its placed or completed order. |
+         *     | `pet_has_open_order` | 409 | The animal has a placed order and cannot be removed. |
+         *     | `too_many_open_orders` | 409 | The account already holds its plan's number of placed orders. |
          *     | `last_key` | 409 | Revoking this key would leave the account without a live key. |
          *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
          *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
@@ -734,7 +813,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -1172,7 +1251,8 @@ export interface components {
         };
         /**
          * @description The animal is not `available`: it is `pending` (another order holds it)
-         *     or `sold` (`pet_not_available`). Or a request with this `Idempotency-Key`
+         *     or `sold` (`pet_not_available`). Or the account already holds its
+         *     plan's number of `placed` orders (`too_many_open_orders`). Or a request with this `Idempotency-Key`
          *     is still being processed and did not finish within 3 seconds
          *     (`idempotency_key_in_use`): retry later.
          */
@@ -1509,6 +1589,86 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /**
+         * @description The API key lacks the scope `pets:write` (`insufficient_scope`, with
+         *     `WWW-Authenticate`), or the animal was created by another account, or
+         *     before accounts existed (`forbidden`). Nothing changed.
+         */
+        PetForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "forbidden",
+                 *       "message": "Pet 42 was created by another account; only its creator may change it.",
+                 *       "status": 403
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The animal's orders do not allow it: its `status` belongs to an order
+         *     (`pet_status_held_by_order`), or it has a `placed` order and cannot
+         *     be removed (`pet_has_open_order`); or a request with this
+         *     `Idempotency-Key` is still in progress (`idempotency_key_in_use`).
+         *     Nothing changed.
+         */
+        PetConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "pet_status_held_by_order",
+                 *       "message": "The status of pet 42 is held by order 17 (placed); it changes with that order.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description `If-Match` matches no current `ETag` of the animal: it changed since
+         *     you read it (`precondition_failed`). Nothing changed; read it again
+         *     (`getPet`) and decide anew.
+         */
+        PreconditionFailed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "precondition_failed",
+                 *       "message": "Pet 42 has changed since the ETag in If-Match.",
+                 *       "status": 412
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
     };
     parameters: {
         /** @description Maximum number of results (animals, orders) returned. */
@@ -1534,6 +1694,19 @@ export interface components {
         OrderId: number;
         /** @description Identifier of the animal. */
         PetId: number;
+        /**
+         * @description The `ETag` of the animal as you last read it (or `*` for any current
+         *     state): the change is made only if the animal still has it, else `412`.
+         *     Recommended: without it, a change overwrites whatever is there.
+         */
+        IfMatch: string;
+        /**
+         * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
+         *     among them, the answer is `304 Not Modified` with no body.
+         */
+        IfNoneMatch: string;
+        /** @description Return only animals of this category (combinable with `status`). */
+        CategoryFilter: components["schemas"]["CategoryId"];
         /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
         ApiKeyId: number;
     };
@@ -1543,6 +1716,18 @@ export interface components {
         Location: string;
         /** @description Absolute URL of the placed order, `PUBLIC_BASE_URL` + `/v1/store/orders/{id}`. */
         OrderLocation: string;
+        /**
+         * @description The animal's current entity tag (strong, RFC 9110 §8.8.3): it changes
+         *     whenever any of its fields changes. Send it back in `If-Match` to change
+         *     the animal only if nobody else did, or in `If-None-Match` to read it
+         *     only if it changed.
+         */
+        ETag: string;
+        /**
+         * @description A weak entity tag of this page's content (RFC 9110 §8.8.3): send it in
+         *     `If-None-Match` to get `304 Not Modified` while the page is unchanged.
+         */
+        PageETag: string;
         /**
          * @description `experimental` on every response of an experimental operation, its
          *     errors included: the operation may change incompatibly, or be removed,
@@ -1605,6 +1790,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Return only animals with this status. */
                 status?: components["parameters"]["StatusFilter"];
+                /** @description Return only animals of this category (combinable with `status`). */
+                categoryId?: components["parameters"]["CategoryFilter"];
                 /**
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
@@ -1613,7 +1800,13 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
+                 *     among them, the answer is `304 Not Modified` with no body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1623,6 +1816,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["PageETag"];
                     Link: components["headers"]["NextPageLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1634,6 +1828,20 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Pet"][];
                 };
+            };
+            /** @description The page is unchanged since the `ETag` in `If-None-Match`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["PageETag"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1665,10 +1873,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Animal added. */
+            /** @description Animal added, with its `ETag`. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1699,7 +1908,13 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
+                 *     among them, the answer is `304 Not Modified` with no body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description Identifier of the animal. */
                 petId: components["parameters"]["PetId"];
@@ -1708,10 +1923,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Animal found. */
+            /** @description Animal found, with its `ETag`. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["SuccessorLink"];
@@ -1725,6 +1941,23 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
+            };
+            /** @description The animal is unchanged since the `ETag` in `If-None-Match`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /**
              * @description The request is invalid: a parameter or body field is missing, has the
@@ -1903,6 +2136,122 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+        };
+    };
+    deletePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the animal as you last read it (or `*` for any current
+                 *     state): the change is made only if the animal still has it, else `412`.
+                 *     Recommended: without it, a change overwrites whatever is there.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A unique value chosen by the client (a UUID, for example) that makes
+                 *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
+                 *     1 to 255 visible ASCII characters.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the animal. */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal is removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PetForbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["PetConflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the animal as you last read it (or `*` for any current
+                 *     state): the change is made only if the animal still has it, else `412`.
+                 *     Recommended: without it, a change overwrites whatever is there.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A unique value chosen by the client (a UUID, for example) that makes
+                 *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
+                 *     1 to 255 visible ASCII characters.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the animal. */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+                "application/json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal as changed, with its new `ETag`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PetForbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["PetConflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listOrders: {

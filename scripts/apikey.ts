@@ -18,7 +18,7 @@ export interface CliDeps {
   openDatabase?: () => Promise<Database>;
 }
 
-const USAGE = `Usage: npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n>]
+const USAGE = `Usage: npm run --silent apikey -- create --plan <${PLANS.join('|')}> [--name <text>] [--per-minute <n> --per-day <n> [--open-orders <n>]]
        npm run --silent apikey -- create --account <id> [--name <text>]
        npm run --silent apikey -- list
        npm run --silent apikey -- revoke <id or key>
@@ -26,7 +26,8 @@ const USAGE = `Usage: npm run --silent apikey -- create --plan <${PLANS.join('|'
 create makes a new account on the plan and its first key, or with --account adds a key to an
 existing account; the key holds every scope. It prints the key alone on the last line; it is
 not stored and cannot be shown again.
---per-minute and --per-day are required for, and only for, the enterprise plan.
+--per-minute and --per-day are required for, and only for, the enterprise plan; --open-orders
+(placed orders held at once) is for it only, else OPEN_ORDERS_ENTERPRISE applies.
 The database is DATABASE_URL's, or the embedded PostgreSQL in DATA_DIR (./data): the running
 one, else started for the command.`;
 
@@ -41,14 +42,14 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 function parseCreate(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
-    options: { plan: { type: 'string' }, name: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, account: { type: 'string' } },
+    options: { plan: { type: 'string' }, name: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'open-orders': { type: 'string' }, account: { type: 'string' } },
     strict: true,
     allowPositionals: true,
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   if (values.account !== undefined) {
-    if (values.plan !== undefined || values['per-minute'] !== undefined || values['per-day'] !== undefined) {
-      throw new UsageError('--account adds a key to an account, whose plan and limits stay as they are: leave out --plan, --per-minute and --per-day');
+    if (values.plan !== undefined || values['per-minute'] !== undefined || values['per-day'] !== undefined || values['open-orders'] !== undefined) {
+      throw new UsageError('--account adds a key to an account, whose plan and limits stay as they are: leave out --plan, --per-minute, --per-day and --open-orders');
     }
     return { account: positiveInt(values.account, '--account')!, name: values.name };
   }
@@ -56,12 +57,14 @@ function parseCreate(args: string[]) {
   if (!plan || !PLANS.includes(plan)) throw new UsageError(`--plan must be one of: ${PLANS.join(', ')}`);
   const perMinute = positiveInt(values['per-minute'], '--per-minute');
   const perDay = positiveInt(values['per-day'], '--per-day');
+  const maxOpenOrders = positiveInt(values['open-orders'], '--open-orders');
+  if (plan !== 'enterprise' && maxOpenOrders !== undefined) throw new UsageError('--open-orders is only for the enterprise plan');
   const hasLimits = perMinute !== undefined && perDay !== undefined;
   if (plan === 'enterprise' && !hasLimits) throw new UsageError('the enterprise plan needs --per-minute and --per-day');
   if (plan !== 'enterprise' && (perMinute !== undefined || perDay !== undefined)) {
     throw new UsageError('--per-minute and --per-day are only for the enterprise plan');
   }
-  return { plan, name: values.name, perMinute, perDay };
+  return { plan, name: values.name, perMinute, perDay, maxOpenOrders };
 }
 
 function formatRow(k: KeyListing): string {

@@ -88,6 +88,11 @@ const schema = {
     RATE_LIMIT_PRO: { ...QUOTA, default: '300/10000' },
     RATE_LIMIT_BUSINESS: { ...QUOTA, default: '1000/100000' },
     RATE_LIMIT_ANONYMOUS: { ...QUOTA, default: '60/1000' },
+    // Placed orders an account may hold at once, per plan (enterprise: unless the account has its own).
+    OPEN_ORDERS_FREE: { type: 'integer', minimum: 1, default: 3 },
+    OPEN_ORDERS_PRO: { type: 'integer', minimum: 1, default: 25 },
+    OPEN_ORDERS_BUSINESS: { type: 'integer', minimum: 1, default: 250 },
+    OPEN_ORDERS_ENTERPRISE: { type: 'integer', minimum: 1, default: 250 },
     RATE_LIMIT_BAN_AFTER: { type: 'integer', minimum: 0, default: 10 },
     RATE_LIMIT_BAN_SECONDS: { type: 'integer', minimum: 1, default: 900 },
     // Refusals count toward a ban only this long after the first refusal of the minute.
@@ -240,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     responseValidation: e.RESPONSE_VALIDATION,
     tracing: traces ? { endpoint: traces, serviceName: e.OTEL_SERVICE_NAME } : undefined,
     corsOrigins: e.CORS_ORIGINS?.split(',') ?? [],
+    openOrders: { free: e.OPEN_ORDERS_FREE, pro: e.OPEN_ORDERS_PRO, business: e.OPEN_ORDERS_BUSINESS, enterprise: e.OPEN_ORDERS_ENTERPRISE },
     rateLimits: {
       plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },
       anonymous: quota(e.RATE_LIMIT_ANONYMOUS),

@@ -24,12 +24,13 @@ function refused(err: unknown, keyId: number): never {
 }
 
 /** The account operations by operationId, each on the calling key's own account. */
-export function accountHandlers({ accounts, urls, rateLimits, clock }: { accounts: AccountsRepository; urls: Pick<ResourceUrls, 'list'>; rateLimits: Config['rateLimits']; clock: Clock }) {
+export function accountHandlers(deps: { accounts: AccountsRepository; urls: Pick<ResourceUrls, 'list'>; config: Pick<Config, 'rateLimits' | 'openOrders'>; clock: Clock }) {
+  const { accounts, urls, config, clock } = deps;
   return {
     async getAccount(request) {
-      const { perMinute, perDay, ...account } = await accounts.getAccount(request.apiKey!.accountId);
-      const limits = account.plan === 'enterprise' ? { perMinute: perMinute!, perDay: perDay! } : rateLimits.plans[account.plan];
-      return { ...account, limits };
+      const { perMinute, perDay, maxOpenOrders, ...account } = await accounts.getAccount(request.apiKey!.accountId);
+      const rates = account.plan === 'enterprise' ? { perMinute: perMinute!, perDay: perDay! } : config.rateLimits.plans[account.plan];
+      return { ...account, limits: { ...rates, openOrders: maxOpenOrders ?? config.openOrders[account.plan] } };
     },
 
     async listApiKeys(request, reply) {

@@ -26,6 +26,8 @@ export interface ApiKeyIdentity {
   /** Set for enterprise accounts only; other plans take their limits from configuration. */
   perMinute: number | null;
   perDay: number | null;
+  /** Placed orders the account may hold at once, when set for it (enterprise); else its plan's. */
+  maxOpenOrders: number | null;
   scopes: Scope[];
   /** When the key stops working (ms since the epoch), judged by the service's clock; null if never. */
   expiresAt: number | null;
@@ -89,14 +91,12 @@ export function accountsRepository(pool: pg.Pool) {
 
   return {
     /** A new account and its first key, holding every scope (the operator's CLI). */
-    async createAccount(opts: { plan: Plan; name?: string; perMinute?: number; perDay?: number }): Promise<{ accountId: number; key: ApiKeyWithSecret }> {
+    async createAccount(opts: { plan: Plan; name?: string; perMinute?: number; perDay?: number; maxOpenOrders?: number }): Promise<{ accountId: number; key: ApiKeyWithSecret }> {
       return withTransaction(pool, async (db) => {
-        const { rows } = await db.query<{ id: number }>(`INSERT INTO accounts (name, plan, per_minute, per_day) VALUES ($1, $2, $3, $4) RETURNING id`, [
-          opts.name ?? '',
-          opts.plan,
-          opts.perMinute ?? null,
-          opts.perDay ?? null,
-        ]);
+        const { rows } = await db.query<{ id: number }>(
+          `INSERT INTO accounts (name, plan, per_minute, per_day, max_open_orders) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+          [opts.name ?? '', opts.plan, opts.perMinute ?? null, opts.perDay ?? null, opts.maxOpenOrders ?? null],
+        );
         const accountId = rows[0]!.id;
         return { accountId, key: await insertKey(db, accountId, { name: opts.name ?? '', scopes: SCOPES }) };
       });
@@ -111,9 +111,10 @@ export function accountsRepository(pool: pg.Pool) {
       });
     },
 
-    async getAccount(accountId: number): Promise<Omit<Account, 'limits'> & { perMinute: number | null; perDay: number | null }> {
+    async getAccount(accountId: number): Promise<Omit<Account, 'limits'> & { perMinute: number | null; perDay: number | null; maxOpenOrders: number | null }> {
       const { rows } = await pool.query(
-        `SELECT id, name, plan, per_minute AS "perMinute", per_day AS "perDay", ${iso('created_at')} AS "createdAt" FROM accounts WHERE id = $1`,
+        `SELECT id, name, plan, per_minute AS "perMinute", per_day AS "perDay", max_open_orders AS "maxOpenOrders", ${iso('created_at')} AS "createdAt"
+           FROM accounts WHERE id = $1`,
         [accountId],
       );
       return rows[0];
@@ -187,7 +188,8 @@ export function accountsRepository(pool: pg.Pool) {
     /** The unrevoked key with this hash and its account; expiry is the caller's to judge (its clock). */
     async authenticate(keyHash: string): Promise<ApiKeyIdentity | undefined> {
       const { rows } = await pool.query<Omit<ApiKeyIdentity, 'expiresAt'> & { expiresAt: Date | null }>(
-        `SELECT k.id, k.account_id AS "accountId", a.plan, a.per_minute AS "perMinute", a.per_day AS "perDay", k.scopes, k.expires_at AS "expiresAt"
+        `SELECT k.id, k.account_id AS "accountId", a.plan, a.per_minute AS "perMinute", a.per_day AS "perDay", a.max_open_orders AS "maxOpenOrders",
+                k.scopes, k.expires_at AS "expiresAt"
            FROM api_keys k JOIN accounts a ON a.id = k.account_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
         [keyHash],

@@ -7,12 +7,13 @@ import { jsonTextShape } from './jsonText.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The only body parser of the scope it is called on: application/json in UTF-8, not
- * content-encoded. Any other media type has no parser, so Fastify answers 415.
+ * The only body parser of the scope it is called on: JSON in UTF-8, not content-encoded, as
+ * application/json or application/merge-patch+json (RFC 7396). Any other media type has no
+ * parser, so Fastify answers 415; which of the two an operation takes, api/routes.ts checks.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, async (request: FastifyRequest, raw: Buffer) => {
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, async (request: FastifyRequest, raw: Buffer) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset && !/^utf-?8$/i.test(charset)) throw errors.unsupported_media_type(`Charset ${charset} is not supported; send UTF-8.`);
     const encoding = request.headers['content-encoding'];

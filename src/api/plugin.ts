@@ -56,8 +56,8 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   };
   const handlers = {
     ...petHandlers({ pets: petsRepository(app.database.pool), urls: resourceUrls('getPet', 'listPets') }),
-    ...orderHandlers({ orders: ordersRepository(app.database.pool), urls: resourceUrls('getOrder', 'listOrders') }),
-    ...accountHandlers({ accounts: app.accounts, urls: { list: (query) => `${urlOf('listApiKeys')}?${query}` }, rateLimits: config.rateLimits, clock: opts.clock }),
+    ...orderHandlers({ orders: ordersRepository(app.database.pool), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
+    ...accountHandlers({ accounts: app.accounts, urls: { list: (query) => `${urlOf('listApiKeys')}?${query}` }, config, clock: opts.clock }),
   } satisfies OperationHandlers;
   await operationRoutes(app, { doc, handlers, urlOf });
   methodNotAllowedRoutes(app, doc);

@@ -36,7 +36,10 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
     const scope = operation['x-required-scope'] as Scope | undefined;
     if (schemes.size > 0 && !scope) throw new Error(`Operation ${operationId} declares no x-required-scope`);
     const headers = documentedHeaders(operation, opts.urlOf);
-    const bodyRequired = (operation.requestBody as { required?: boolean } | undefined)?.required === true;
+    const requestBody = operation.requestBody as { required?: boolean; content: Record<string, unknown> } | undefined;
+    const bodyRequired = requestBody?.required === true;
+    // Fastify validates a body only against the schema of its own media type: one the document does not list for this operation is refused before validation.
+    const mediaTypes = Object.keys(requestBody?.content ?? {});
     return {
       handler: handlers[operationId]!,
       // For the request log and metrics (the glue's own route config has nothing else).
@@ -45,7 +48,7 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       exposeHeadRoute: true,
       onRequest: schemes.size > 0 ? [requireScope(scope!)] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
-      ...(bodyRequired && { preValidation: requireBody }),
+      ...(requestBody !== undefined && { preValidation: bodyRequired ? [documentedMediaType(mediaTypes), requireBody] : [documentedMediaType(mediaTypes)] }),
       ...(operation.requestBody !== undefined && { preParsing: continueIfExpected }),
       // On every response of the operation, errors included (a route's onSend runs for them too).
       ...(Object.keys(headers).length > 0 && {
@@ -77,6 +80,14 @@ function documentedHeaders(operation: OperationObject, urlOf: (operationId: stri
       link: `<${urlOf(deprecation.successor)}>; rel="successor-version"`,
     }),
     ...(experimental && { 'api-stability': 'experimental' }),
+  };
+}
+
+function documentedMediaType(mediaTypes: string[]) {
+  return async function checkMediaType(request: FastifyRequest): Promise<void> {
+    if (request.body === undefined) return;
+    const essence = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!mediaTypes.includes(essence)) throw errors.unsupported_media_type(`This operation takes ${mediaTypes.join(' or ')}, not ${essence || 'no media type'}.`);
   };
 }
 

@@ -9,6 +9,8 @@ import { requestHash } from './requestHash.js';
 export type Db = pg.Pool | pg.PoolClient;
 
 const LOCK_NOT_AVAILABLE = '55P03';
+/** Response headers an operation sets that are saved with its body and replayed (Location is rebuilt from the body by the handlers). */
+const SAVED_HEADERS = ['etag'] as const;
 
 /**
  * Runs an operation that takes an `Idempotency-Key` header, and answers with `status`: without
@@ -33,7 +35,9 @@ export async function idempotent<T>(
     return body;
   }
   // Hashed after validation, so defaults are applied: {"status":"available"} or none are the same request.
-  const hash = requestHash(request.body);
+  // With the path's parameters where it has any: the same key sent to change pet 1 and pet 2 names two requests.
+  const params = request.params as Record<string, unknown>;
+  const hash = requestHash(Object.keys(params).length > 0 ? { params, body: request.body ?? null } : request.body);
   const scope = [request.apiKey!.accountId, operation, key];
   const saved = await withTransaction(pool, async (client) => {
     // Claimed before the operation takes any lock of its own, so waiting on a twin holds up nothing else.
@@ -43,22 +47,22 @@ export async function idempotent<T>(
         throw err.code === LOCK_NOT_AVAILABLE ? errors.idempotency_key_in_use('A request with this Idempotency-Key is still in progress.') : err;
       });
     if (claim.rowCount === 0) {
-      const { rows } = await client.query<{ hash: string; status: number; body: T }>(
-        `SELECT request_hash AS hash, status, response_body AS body FROM idempotency_keys WHERE account_id = $1 AND operation = $2 AND key = $3`,
+      const { rows } = await client.query<{ hash: string; status: number; body: T; headers: Record<string, string> }>(
+        `SELECT request_hash AS hash, status, response_body AS body, response_headers AS headers FROM idempotency_keys WHERE account_id = $1 AND operation = $2 AND key = $3`,
         scope,
       );
       return { ...rows[0]!, replayed: true };
     }
     const body = await run(client);
-    await client.query(`UPDATE idempotency_keys SET status = $4, response_body = $5 WHERE account_id = $1 AND operation = $2 AND key = $3`, [
-      ...scope,
-      status,
-      JSON.stringify(body ?? null),
-    ]);
-    return { hash, status, body, replayed: false };
+    const headers = Object.fromEntries(SAVED_HEADERS.flatMap((name) => (reply.hasHeader(name) ? [[name, String(reply.getHeader(name))]] : [])));
+    await client.query(
+      `UPDATE idempotency_keys SET status = $4, response_body = $5, response_headers = $6 WHERE account_id = $1 AND operation = $2 AND key = $3`,
+      [...scope, status, JSON.stringify(body ?? null), headers],
+    );
+    return { hash, status, body, headers, replayed: false };
   });
   if (saved.hash !== hash) throw errors.idempotency_key_reused('This Idempotency-Key was used with a different request body.');
-  if (saved.replayed) reply.header('idempotent-replayed', 'true');
+  if (saved.replayed) reply.header('idempotent-replayed', 'true').headers(saved.headers);
   reply.code(saved.status);
   return saved.body;
 }

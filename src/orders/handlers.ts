@@ -1,13 +1,16 @@
+import type { Config } from '../config.js';
 import { idempotent } from '../idempotency/idempotent.js';
 import type { HandlersFor, ResourceUrls } from '../openapi/operationTypes.js';
 import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
 import { orderNotFound, type OrdersRepository } from './repository.js';
 
 /** The order operations by operationId, each on the caller's own orders only; `satisfies` makes a missing one a type error. */
-export function orderHandlers({ orders, urls }: { orders: OrdersRepository; urls: ResourceUrls }) {
+export function orderHandlers({ orders, urls, openOrders }: { orders: OrdersRepository; urls: ResourceUrls; openOrders: Config['openOrders'] }) {
   return {
     async placeOrder(request, reply) {
-      const order = await idempotent(request, reply, 'placeOrder', 201, (db) => orders.place(request.body.petId, request.apiKey!.accountId, db));
+      const { accountId, plan, maxOpenOrders } = request.apiKey!;
+      const maxOpen = maxOpenOrders ?? openOrders[plan];
+      const order = await idempotent(request, reply, 'placeOrder', 201, (db) => orders.place(request.body.petId, accountId, maxOpen, db));
       reply.header('location', urls.item(order.id));
       return order;
     },

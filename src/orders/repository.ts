@@ -3,7 +3,8 @@ import type { components } from '../../generated/openapi.js';
 import { errors } from '../errors/apiError.js';
 import type { Db } from '../idempotency/idempotent.js';
 import type { PetStatus } from '../pets/repository.js';
-import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, ORDER_STATUS, PET_STATUS, PLACE } from './sql.js';
+import { inTransaction } from '../db/transaction.js';
+import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, LOCK_OWNER, ORDER_STATUS, PET_STATUS, PLACE } from './sql.js';
 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
@@ -26,13 +27,21 @@ export function ordersRepository(pool: pg.Pool) {
   }
 
   return {
-    /** Places the order, the pet moving to pending with it (in the pool, or an Idempotency-Key's transaction, which a refusal rolls back). */
-    async place(petId: number, owner: number, db: Db = pool): Promise<Order> {
-      const { rows } = await db.query<Order>(PLACE, [petId, owner]);
-      if (rows[0]) return rows[0];
-      const status = (await db.query<{ status: PetStatus }>(PET_STATUS, [petId])).rows[0]?.status;
-      if (status === undefined) throw errors.pet_not_found(`Pet ${petId} not found.`);
-      throw errors.pet_not_available(`Pet ${petId} is ${status}, not available.`);
+    /**
+     * Places the order, the pet moving to pending with it, while the owner holds fewer than
+     * `maxOpen` placed orders (in a transaction of its own, or an Idempotency-Key's, which a
+     * refusal rolls back).
+     */
+    async place(petId: number, owner: number, maxOpen: number, db: Db = pool): Promise<Order> {
+      return inTransaction(db, async (client) => {
+        await client.query(LOCK_OWNER, [owner]);
+        const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen]);
+        if (rows[0]) return rows[0];
+        const status = (await client.query<{ status: PetStatus }>(PET_STATUS, [petId])).rows[0]?.status;
+        if (status === undefined) throw errors.pet_not_found(`Pet ${petId} not found.`);
+        if (status !== 'available') throw errors.pet_not_available(`Pet ${petId} is ${status}, not available.`);
+        throw errors.too_many_open_orders(`The account already holds ${maxOpen} placed orders, its plan's most; complete or cancel one first.`);
+      });
     },
 
     /** placed -> completed, the pet pending -> sold. */

@@ -10,28 +10,34 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
 const COLUMNS = `id, pet_id AS "petId", status, ${iso('created_at')} AS "createdAt", ${iso('updated_at')} AS "updatedAt"`;
 
 /**
- * Placements commit in id order per owner: each takes a transaction-scoped advisory lock
- * on its account before its id is drawn and holds it until commit, so no order can appear
- * below one its owner has already listed (as pets' ID_ORDER_LOCK does, for one owner's
- * list only, so different accounts never wait on each other). Account ids beyond 2^31 share a
+ * A placement's transaction first takes a transaction-scoped advisory lock on its account
+ * ($1), held until commit: placements of one account commit one at a time, in id order, so no
+ * order can appear below one its owner has already listed (as pets' ID_ORDER_LOCK does, for one
+ * owner's list only, so different accounts never wait on each other), and PLACE, a statement
+ * after the lock, counts every placed order of the account. Account ids beyond 2^31 share a
  * lock with another account's: slower for both, never wrong.
  */
 const OWNER_ORDER_LOCK = 727_274_003;
+export const LOCK_OWNER = `SELECT pg_advisory_xact_lock(${OWNER_ORDER_LOCK}, ($1 % 2147483648)::int)`;
 
 /**
- * $1 pet id, $2 account id. The pet moves available -> pending only if it is available
- * (a concurrent placement waits on the pet's row, then finds it pending and matches
- * nothing); the order is inserted only if the pet moved. No row: see PET_STATUS.
+ * After LOCK_OWNER: $1 pet id, $2 account id, $3 placed orders the account may hold. The pet
+ * moves available -> pending only if it is live and available (a concurrent placement or
+ * removal waits on the pet's row, then finds it changed and matches nothing) and the account
+ * holds fewer than $3; the order is inserted only if the pet moved. No row: see PET_STATUS.
  */
 export const PLACE = `WITH pet AS (
-    UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available' RETURNING id
+    UPDATE pets SET status = 'pending'
+     WHERE id = $1 AND status = 'available' AND deleted_at IS NULL
+       AND (SELECT count(*) FROM orders WHERE account_id = $2 AND status = 'placed') < $3
+    RETURNING id
   )
   INSERT INTO orders (pet_id, account_id)
-  SELECT pet.id, $2 FROM pet, (SELECT pg_advisory_xact_lock(${OWNER_ORDER_LOCK}, ($2 % 2147483648)::int)) AS in_id_order
+  SELECT pet.id, $2 FROM pet
   RETURNING ${COLUMNS}`;
 
-/** Why a placement matched nothing: no row (no such pet), or the pet's status. */
-export const PET_STATUS = `SELECT status FROM pets WHERE id = $1`;
+/** Why a placement matched nothing: no row (no such live pet), the pet's status, else the account's placed orders. */
+export const PET_STATUS = `SELECT status FROM pets WHERE id = $1 AND deleted_at IS NULL`;
 
 /**
  * $1 order id, $2 account id: a placed order of this account moves to `orderStatus` and its
@@ -51,13 +57,13 @@ const transition = (orderStatus: string, petStatus: string) => `WITH changed AS 
 export const COMPLETE = transition('completed', 'sold');
 export const CANCEL = transition('cancelled', 'available');
 
-/** Why a transition matched nothing: no row (no such order of this key), or the order's status. */
+/** Why a transition matched nothing: no row (no such order of this account), or the order's status. */
 export const ORDER_STATUS = `SELECT status FROM orders WHERE id = $1 AND account_id = $2`;
 
 export const GET = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2`;
 
 /**
- * One owner's keyset pages ($1 API key id, $2 after this id, $3 rows, $4 status): an index
+ * One owner's keyset pages ($1 account id, $2 after this id, $3 rows, $4 status): an index
  * range scan from the cursor. Two statements, as for pets, so each has one plan.
  */
 export const LIST = `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`;

@@ -6,6 +6,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 export interface PageQuery {
   limit: number;
   status?: string;
+  categoryId?: number;
   cursor?: string;
 }
 
@@ -17,11 +18,12 @@ export function pageStart(query: PageQuery): number | undefined {
   return afterId;
 }
 
-/** Sets `Link: rel="next"` when more rows follow the page, keeping the page's `limit` and `status`. */
+/** Sets `Link: rel="next"` when more rows follow the page, keeping the page's `limit` and filters. */
 export function linkNextPage(reply: FastifyReply, listUrl: (query: string) => string, query: PageQuery, page: { rows: ReadonlyArray<{ id: number }>; hasMore: boolean }): void {
   const last = page.rows.at(-1);
   if (!page.hasMore || !last) return;
   // Every value is URL-safe as it is: digits, an enum value, a base64url cursor.
-  const next = `limit=${query.limit}${query.status ? `&status=${query.status}` : ''}&cursor=${encodeCursor(last.id)}`;
+  const filters = `${query.status ? `&status=${query.status}` : ''}${query.categoryId !== undefined ? `&categoryId=${query.categoryId}` : ''}`;
+  const next = `limit=${query.limit}${filters}&cursor=${encodeCursor(last.id)}`;
   reply.header('link', `<${listUrl(next)}>; rel="next"`);
 }

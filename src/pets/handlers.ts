@@ -1,30 +1,57 @@
-import { errors } from '../errors/apiError.js';
+import type { FastifyReply } from 'fastify';
+import { noneMatchFails, strongEtag, weakEtag } from '../http/conditional.js';
 import { idempotent } from '../idempotency/idempotent.js';
 import type { HandlersFor, ResourceUrls } from '../openapi/operationTypes.js';
 import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
-import type { PetsRepository } from './repository.js';
+import { FIRST_VERSION, petNotFound, type PetsRepository } from './repository.js';
+
+/** 304 Not Modified: no body; the headers already set (ETag, rate limit, deprecation) stay. */
+const notModified = (reply: FastifyReply) => reply.code(304).send() as never;
 
 /** The pet operations by operationId; `satisfies` makes a missing one a type error. */
 export function petHandlers({ pets, urls }: { pets: PetsRepository; urls: ResourceUrls }) {
   return {
     async listPets(request, reply) {
       const query = request.query as PageQuery & typeof request.query;
-      const page = await pets.list({ limit: query.limit, status: query.status, afterId: pageStart(query) });
+      const page = await pets.list({ limit: query.limit, status: query.status, categoryId: query.categoryId, afterId: pageStart(query) });
       linkNextPage(reply, urls.list, query, page);
+      // The tag of the page's bytes (the serializer is JSON.stringify too, api/plugin.ts).
+      const etag = weakEtag(JSON.stringify(page.rows));
+      reply.header('etag', etag);
+      if (noneMatchFails(request.headers['if-none-match'], etag)) return notModified(reply);
       return page.rows;
     },
 
     async createPet(request, reply) {
       const pet = await idempotent(request, reply, 'createPet', 201, (db) => pets.create(request.body, request.apiKey!.accountId, db));
       reply.header('location', urls.item(pet.id));
+      reply.header('etag', strongEtag(FIRST_VERSION));
       return pet;
     },
 
     // Deprecated: its Deprecation/Sunset/Link headers come from the operation's x-deprecation in openapi.yaml.
-    async getPet(request) {
-      const pet = await pets.get(request.params.petId);
-      if (!pet) throw errors.pet_not_found(`Pet ${request.params.petId} not found.`);
-      return pet;
+    async getPet(request, reply) {
+      const found = await pets.get(request.params.petId);
+      if (!found) throw petNotFound(request.params.petId);
+      const etag = strongEtag(found.version);
+      reply.header('etag', etag);
+      if (noneMatchFails(request.headers['if-none-match'], etag)) return notModified(reply);
+      return found.pet;
     },
-  } satisfies HandlersFor<'listPets' | 'createPet' | 'getPet'>;
+
+    async updatePet(request, reply) {
+      const { petId } = request.params;
+      const ifMatch = request.headers['if-match'];
+      return idempotent(request, reply, 'updatePet', 200, async (db) => {
+        const { pet, version } = await pets.update(petId, request.body, request.apiKey!.accountId, ifMatch, db);
+        reply.header('etag', strongEtag(version));
+        return pet;
+      });
+    },
+
+    async deletePet(request, reply) {
+      const { petId } = request.params;
+      await idempotent(request, reply, 'deletePet', 204, (db) => pets.delete(petId, request.apiKey!.accountId, request.headers['if-match'], db));
+    },
+  } satisfies HandlersFor<'listPets' | 'createPet' | 'getPet' | 'updatePet' | 'deletePet'>;
 }

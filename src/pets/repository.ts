@@ -1,20 +1,56 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
+import { inTransaction } from '../db/transaction.js';
+import { errors } from '../errors/apiError.js';
+import { ifMatchHolds, strongEtag } from '../http/conditional.js';
 import type { Db } from '../idempotency/idempotent.js';
-import { GET, INSERT, LIST, LIST_BY_STATUS } from './sql.js';
+import { DELETE, GET, HOLDING_ORDER, INSERT, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
+export type PetPatch = components['schemas']['PetPatch'];
 export type PetStatus = components['schemas']['PetStatus'];
+
+/** A pet and its version, whose strong ETag is `strongEtag(version)`. */
+export interface VersionedPet {
+  pet: Pet;
+  version: number;
+}
+
+/** Every pet starts at version 1 (migration 010): createPet's ETag, replays included. */
+export const FIRST_VERSION = 1;
+
+const versioned = ({ version, ...pet }: Pet & { version: number }): VersionedPet => ({ pet, version });
+export const petNotFound = (id: number) => errors.pet_not_found(`Pet ${id} not found.`);
 
 /** All SQL about pets. */
 export function petsRepository(pool: pg.Pool) {
+  /**
+   * Locks a live pet for a change by `accountId` and checks, in this order, that it exists (404),
+   * that the account created it (403) and that `If-Match` holds (412); its status and version.
+   */
+  async function lockForChange(db: pg.PoolClient, id: number, accountId: number, ifMatch: string | undefined) {
+    const pet = (await db.query<{ version: number; status: PetStatus; createdBy: number | null }>(LOCK, [id])).rows[0];
+    if (!pet) throw petNotFound(id);
+    if (pet.createdBy !== accountId) {
+      throw errors.forbidden(pet.createdBy === null ? `Pet ${id} was added before accounts existed; no account may change it.` : `Pet ${id} was created by another account; only its creator may change it.`);
+    }
+    if (!ifMatchHolds(ifMatch, strongEtag(pet.version))) throw errors.precondition_failed(`Pet ${id} has changed since the ETag in If-Match.`);
+    return pet;
+  }
+
   return {
     /** A keyset page; `hasMore` when at least one more pet follows the last one returned. */
-    async list(opts: { limit: number; status?: PetStatus; afterId?: number }): Promise<{ rows: Pet[]; hasMore: boolean }> {
+    async list(opts: { limit: number; status?: PetStatus; categoryId?: number; afterId?: number }): Promise<{ rows: Pet[]; hasMore: boolean }> {
       // One extra row tells whether a next page exists without a COUNT.
-      const params = [opts.afterId ?? 0, opts.limit + 1];
-      const { rows } = await pool.query<Pet>(opts.status ? LIST_BY_STATUS : LIST, opts.status ? [...params, opts.status] : params);
+      const params: unknown[] = [opts.afterId ?? 0, opts.limit + 1];
+      let sql = LIST;
+      if (opts.categoryId !== undefined) {
+        params.push(opts.categoryId);
+        sql = opts.status ? LIST_BY_CATEGORY_AND_STATUS : LIST_BY_CATEGORY;
+      } else if (opts.status) sql = LIST_BY_STATUS;
+      if (opts.status) params.push(opts.status);
+      const { rows } = await pool.query<Pet>(sql, params);
       const hasMore = rows.length > opts.limit;
       if (hasMore) rows.length = opts.limit; // drop the look-ahead row in place
       return { rows, hasMore };
@@ -25,8 +61,36 @@ export function petsRepository(pool: pg.Pool) {
       return (await db.query<Pet>(INSERT, [pet.name, pet.categoryId, pet.status, accountId])).rows[0]!;
     },
 
-    async get(id: number): Promise<Pet | undefined> {
-      return (await pool.query<Pet>(GET, [id])).rows[0];
+    async get(id: number): Promise<VersionedPet | undefined> {
+      const row = (await pool.query<Pet & { version: number }>(GET, [id])).rows[0];
+      return row && versioned(row);
+    },
+
+    /**
+     * Applies a merge patch for `accountId`. A status other than the current one is refused while
+     * an order holds it (a placed one, or a completed one). The lock on the pet's row orders this
+     * against placeOrder: whichever comes second sees what the first did.
+     */
+    async update(id: number, patch: PetPatch, accountId: number, ifMatch: string | undefined, db: Db = pool): Promise<VersionedPet> {
+      return inTransaction(db, async (client) => {
+        const current = await lockForChange(client, id, accountId, ifMatch);
+        if (patch.status !== undefined && patch.status !== current.status) {
+          const order = (await client.query<{ id: number; status: string }>(HOLDING_ORDER, [id])).rows[0];
+          if (order) throw errors.pet_status_held_by_order(`The status of pet ${id} is held by order ${order.id} (${order.status}); it changes with that order.`);
+        }
+        const { rows } = await client.query<Pet & { version: number }>(UPDATE, [id, patch.name ?? null, patch.categoryId ?? null, patch.status ?? null]);
+        return versioned(rows[0]!);
+      });
+    },
+
+    /** Removes a pet of `accountId` that has no placed order; its row stays for its orders. */
+    async delete(id: number, accountId: number, ifMatch: string | undefined, db: Db = pool): Promise<void> {
+      await inTransaction(db, async (client) => {
+        await lockForChange(client, id, accountId, ifMatch);
+        const order = (await client.query<{ id: number; status: string }>(HOLDING_ORDER, [id])).rows[0];
+        if (order?.status === 'placed') throw errors.pet_has_open_order(`Pet ${id} has a placed order (${order.id}); complete or cancel it first.`);
+        await client.query(DELETE, [id]);
+      });
     },
   };
 }

@@ -1,18 +1,35 @@
 /**
  * Every statement about pets, as text only: the repository runs them, and the benchmark's
  * ceiling (bench/baselineServer.ts) runs the very same ones through a plain pg.Pool.
+ * A removed pet (deleted_at set) keeps its row for its orders and is in no answer.
  */
 const COLUMNS = 'id, name, category_id AS "categoryId", status';
 
 /**
- * Keyset pages: an index range scan from the cursor, the same cost at any depth. Two
- * statements rather than "status = $3 OR $3 IS NULL", so each has one plan: pets_pkey
- * without a filter, pets_status_id_idx with one.
+ * Keyset pages of live pets: an index range scan from the cursor, the same cost at any depth.
+ * One statement per combination of filters rather than "status = $3 OR $3 IS NULL", so each
+ * has one plan, on the partial index for its filters (migration 010).
  */
-export const LIST = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
-export const LIST_BY_STATUS = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND status = $3 ORDER BY id LIMIT $2`;
+const page = (filters: string) => `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND deleted_at IS NULL${filters} ORDER BY id LIMIT $2`;
+export const LIST = page('');
+export const LIST_BY_STATUS = page(' AND status = $3');
+export const LIST_BY_CATEGORY = page(' AND category_id = $3');
+export const LIST_BY_CATEGORY_AND_STATUS = page(' AND category_id = $3 AND status = $4');
 
-export const GET = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
+/** A live pet with its version (its ETag). */
+export const GET = `SELECT ${COLUMNS}, version FROM pets WHERE id = $1 AND deleted_at IS NULL`;
+
+/** A live pet locked for a change, with what decides whether the change may happen. */
+export const LOCK = `SELECT version, status, created_by AS "createdBy" FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
+
+/** The order that holds a pet's status: a placed one, else a completed one. */
+export const HOLDING_ORDER = `SELECT id, status FROM orders WHERE pet_id = $1 AND status IN ('placed', 'completed') ORDER BY status = 'placed' DESC LIMIT 1`;
+
+/** A merge patch: each of $2 name, $3 category, $4 status when given (the version follows by trigger). */
+export const UPDATE = `UPDATE pets SET name = coalesce($2, name), category_id = coalesce($3, category_id), status = coalesce($4, status)
+  WHERE id = $1 RETURNING ${COLUMNS}, version`;
+
+export const DELETE = `UPDATE pets SET deleted_at = now() WHERE id = $1`;
 
 /**
  * Creates commit in id order: each takes a transaction-scoped advisory lock before its
