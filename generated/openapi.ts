@@ -1671,7 +1671,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Maximum number of results (animals, orders) returned. */
+        /** @description Maximum number of results (animals, orders, API keys) returned. */
         Limit: number;
         /** @description Return only animals with this status. */
         StatusFilter: "available" | "pending" | "sold";
@@ -1786,7 +1786,7 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of results (animals, orders) returned. */
+                /** @description Maximum number of results (animals, orders, API keys) returned. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Return only animals with this status. */
                 status?: components["parameters"]["StatusFilter"];
@@ -2257,7 +2257,7 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: {
-                /** @description Maximum number of results (animals, orders) returned. */
+                /** @description Maximum number of results (animals, orders, API keys) returned. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Return only orders with this status. */
                 status?: components["parameters"]["OrderStatusFilter"];
@@ -2470,7 +2470,7 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description Maximum number of results (animals, orders) returned. */
+                /** @description Maximum number of results (animals, orders, API keys) returned. */
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the

@@ -71,7 +71,8 @@ function formatRow(k: KeyListing): string {
   const limits = k.perMinute ? `${k.perMinute}/min ${k.perDay}/day` : 'plan';
   const date = (d: Date | null) => (d ? d.toISOString() : '-');
   const state = k.revokedAt ? `revoked ${date(k.revokedAt)}` : k.expiresAt ? `${k.expiresAt > new Date() ? 'expires' : 'expired'} ${date(k.expiresAt)}` : 'active';
-  return [k.id, k.accountId, k.name || '-', k.plan, limits, date(k.createdAt), date(k.lastUsedAt), state].join('\t');
+  // The account comes last: scripts that read the columns before it by position keep working.
+  return [k.id, k.name || '-', k.plan, limits, date(k.createdAt), date(k.lastUsedAt), state, k.accountId].join('\t');
 }
 
 /**
@@ -122,7 +123,7 @@ async function execute(argv: string[], io: CliIo, openDatabase: () => Promise<Da
     };
   } else if (command === 'list' && rest.length === 0) {
     run = async (repo) => {
-      io.stdout(['id', 'account', 'name', 'plan', 'limits', 'created', 'last used', 'state'].join('\t'));
+      io.stdout(['id', 'name', 'plan', 'limits', 'created', 'last used', 'state', 'account'].join('\t'));
       for (const k of await repo.list()) io.stdout(formatRow(k));
       return 0;
     };

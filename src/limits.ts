@@ -17,8 +17,11 @@ export const KEY_INDEX_REFRESH_MS = 500;
 export const MAX_LIVE_KEYS_PER_ACCOUNT = 100;
 /** How often each instance writes when its keys were last used (openapi.yaml: lastUsedAt "to within about a minute"). */
 export const KEY_USAGE_FLUSH_MS = 60_000;
-/** A key's cached answer is looked up again when older than this: a revocation takes effect within it (docs promise 5 s). */
-export const KEY_CACHE_TTL_MS = 2_000;
+/**
+ * A key's cached answer is looked up again when older than this: a revocation, or a rolled key's
+ * end set sooner than this, takes effect within it (openapi.yaml promises 5 s and "to the second").
+ */
+export const KEY_CACHE_TTL_MS = 1_000;
 /** A recurring fault (an outage, refused connections) writes at most one log line per this long, with the count since the last. */
 export const FAULT_LOG_INTERVAL_MS = 10_000;
 /**

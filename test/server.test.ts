@@ -26,7 +26,7 @@ describe('server.ts on the embedded database', () => {
     servers.push(server);
     const out = await waitForOutput(server.child, /No API key yet/);
     expect(out).toContain('No API key yet. Create one with: npm run --silent apikey -- create --plan free\n');
-    expect(out).not.toMatch(/as_[A-Za-z0-9_-]{43}/);
+    expect(out).not.toMatch(/ask_[0-9A-Za-z]{36}/);
     const key = await createKey(env, { plan: 'free' });
 
     const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
@@ -63,8 +63,8 @@ describe('server.ts on the embedded database', () => {
     const tty = spawn('script', ['-qefc', `exec ${process.execPath} --import tsx src/server.ts`, '/dev/null'], { cwd: projectRoot, env });
     try {
       const out = (await waitForOutput(tty, /Docs: +\S+\/docs/, 90_000)).replaceAll('\r', '');
-      const key = /^ {2}(as_[A-Za-z0-9_-]{43})$/m.exec(out)?.[1];
-      expect(out).toMatch(/Created a development API key \(free plan\)\. It is shown only this once:/);
+      const key = /^ {2}(ask_[0-9A-Za-z]{36})$/m.exec(out)?.[1];
+      expect(out).toMatch(/Created a development account \(free plan\) and its API key\. The key is shown only this once:/);
       const res = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
       // The server is script's child (exec): SIGTERM to it, and script exits with its code.

@@ -87,20 +87,19 @@ describe('pet and order statuses, held by the database', () => {
     expect((await commit([`INSERT INTO orders (pet_id, account_id) VALUES ($1, $2)`, [petId, keyId]]))?.code).toBe('23514');
   });
 
-  it('refuses a second placed order for one pet (23505), and a sold pet losing the sale its other orders do not explain', async () => {
+  it('refuses a second placed order for one pet (23505), and removing a pet with a placed order (23514)', async () => {
     const { petId, orderId } = await orderedPet();
-    const keyId = (await pool.query<{ id: number }>('SELECT account_id::int AS id FROM orders WHERE id = $1', [orderId])).rows[0]!.id;
-    expect((await commit([`INSERT INTO orders (pet_id, account_id) VALUES ($1, $2)`, [petId, keyId]]))?.code).toBe('23505');
-    // Ordered and cancelled, then ordered again and sold: without the sale, a sold pet with only a cancelled order.
-    const cancelled = await orderedPet('cancel');
-    const { data } = await server.api.POST('/store/orders', { body: { petId: cancelled.petId } });
-    await server.api.POST('/store/orders/{orderId}/complete', { params: { path: { orderId: data!.id } } });
-    expect((await commit([`DELETE FROM orders WHERE id = $1`, [data!.id]]))?.code).toBe('23514');
-    expect(await status('orders', data!.id)).toBe('completed');
+    const accountId = (await pool.query<{ id: number }>('SELECT account_id::int AS id FROM orders WHERE id = $1', [orderId])).rows[0]!.id;
+    expect((await commit([`INSERT INTO orders (pet_id, account_id) VALUES ($1, $2)`, [petId, accountId]]))?.code).toBe('23505');
+    expect((await commit([`UPDATE pets SET deleted_at = now() WHERE id = $1`, [petId]]))?.code).toBe('23514');
+    expect((await pool.query('SELECT deleted_at FROM pets WHERE id = $1', [petId])).rows[0].deleted_at).toBeNull();
   });
 
-  it('lets pets without orders have any status (created pending or sold, outside the workflow)', async () => {
+  it('lets pets without orders, or with only cancelled ones, have any status (outside the workflow)', async () => {
     for (const s of ['pending', 'sold'] as const) await addPet(server, s);
+    const cancelled = await orderedPet('cancel');
+    expect(await commit([`UPDATE pets SET status = 'sold' WHERE id = $1`, [cancelled.petId]])).toBeUndefined();
+    expect(await status('pets', cancelled.petId)).toBe('sold');
     expect((await pool.query(STATUS_DISAGREEMENTS)).rows).toEqual([]);
   });
 
@@ -109,7 +108,7 @@ describe('pet and order statuses, held by the database', () => {
     const sold = await orderedPet('complete');
     const cases: Array<Array<[string, unknown[]]>> = [
       [[`UPDATE pets SET status = 'available' WHERE id = $1`, [petId]]],
-      [[`UPDATE orders SET status = 'cancelled' WHERE id = $1`, [orderId]]],
+      [[`UPDATE orders SET status = 'completed' WHERE id = $1`, [orderId]]],
       [[`UPDATE pets SET status = 'pending' WHERE id = $1`, [sold.petId]]],
       [[`UPDATE orders SET status = 'placed' WHERE id = $1`, [sold.orderId]]],
     ];
