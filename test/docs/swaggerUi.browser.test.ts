@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAVICON_FILENAME, FAVICON_SVG } from '../../src/docs/favicon.js';
 import { projectRoot } from '../../src/paths.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
+import { typedClient } from '../helpers/typedClient.js';
 
 /**
  * Swagger UI in a real browser (Debian chromium driven by playwright-core): what a person
@@ -52,7 +53,7 @@ afterAll(async () => {
 });
 
 /** The tag each operation is listed under in openapi.yaml (Swagger UI groups, and names blocks, by it). */
-const tagOf = (operationId: string) => (/Order/.test(operationId) ? 'orders' : 'pets');
+const tagOf = (operationId: string) => (/Order/.test(operationId) ? 'orders' : /Account|ApiKey/.test(operationId) ? 'account' : 'pets');
 
 /** An operation's block, found by operationId (Swagger UI's id is `operations-<tag>-<operationId>`). */
 const operation = (page: Page, operationId: string) => page.locator(`#operations-${tagOf(operationId)}-${operationId}`);
@@ -119,7 +120,7 @@ describe('Swagger UI in a real browser', () => {
     expect(res.headers.get('cache-control')).toBeNull();
   });
 
-  it('works on first click: authorize (kept across a reload), list, create twice, get the deprecated operation, place and complete an order', async () => {
+  it('works on first click: authorize (kept across a reload), list, create twice, get the deprecated operation, place and complete an order, create an API key', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(WAIT);
@@ -224,6 +225,32 @@ describe('Swagger UI in a real browser', () => {
       expect(completed.body).toEqual({ ...placed.body, status: 'completed', updatedAt: expect.any(String) });
       const pet = await server.api.GET('/pets/{petId}', { params: { path: { petId: created[0].id } } });
       expect(pet.data?.status).toBe('sold');
+
+      // An API key, made with the authorized key: its secret shows once, and it works at once.
+      for (const id of ['getAccount', 'listApiKeys', 'createApiKey', 'rollApiKey', 'revokeApiKey']) {
+        expect(await operation(page, id).locator('.opblock-summary-description').textContent(), id).toMatch(/\(experimental\)$/);
+      }
+      const createKey = await tryItOut(page, 'createApiKey');
+      await createKey.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'from swagger' }, null, 2));
+      const made = await execute(page, createKey, '08-createApiKey-201.png');
+      expect(made.status, JSON.stringify(made.body)).toBe('201');
+      expect(made.request.headers()['authorization']).toBe(`Bearer ${server.key}`);
+      expect(JSON.parse(made.request.postData()!)).toEqual({ name: 'from swagger' });
+      expect(made.body).toMatchObject({ name: 'from swagger', expiresAt: null, revokedAt: null });
+      expect(made.body.secret).toMatch(/^ask_[0-9A-Za-z]{36}$/);
+      expect(made.body.secret).not.toBe(server.key);
+      // Without scopes, the new key holds those of the key that made it: every one.
+      const own = await server.api.GET('/account/api-keys', {});
+      const maker = own.data!.find((key) => key.id !== made.body.id)!;
+      expect(own.data!.map((key) => key.id).sort((a, b) => a - b)).toEqual([maker.id, made.body.id].sort((a, b) => a - b));
+      expect(made.body.scopes).toEqual(maker.scopes);
+      const withNewKey = typedClient(`${origin}/v1`, made.body.secret);
+      const account = await withNewKey.GET('/account', {});
+      expect(account.response.status).toBe(200);
+      expect(account.data).toEqual((await server.api.GET('/account', {})).data);
+      const pets = await withNewKey.GET('/pets', {});
+      expect(pets.response.status).toBe(200);
+      expect(pets.data!.map((p) => p.id)).toEqual(created.map((p) => p.id));
     } finally {
       await context.close();
     }

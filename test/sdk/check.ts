@@ -23,7 +23,7 @@ scenario and prints one table; exits 1 if any cell fails. Toolchains: sh test/sd
 See docs/SDKS.md.`;
 const { values: args } = parseCommandLine(USAGE, { options: { language: { type: 'string' } } });
 
-const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts'] as const;
+const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts', 'keys'] as const;
 const HEADINGS = [
   'Language',
   'Generation warnings',
@@ -33,6 +33,7 @@ const HEADINGS = [
   'typed errors',
   'orders (experimental)',
   'order errors',
+  'account keys (experimental)',
 ];
 const sdkDir = path.join(projectRoot, 'test', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');

@@ -3,13 +3,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"sdkcheck/client"
 )
@@ -19,13 +24,26 @@ var (
 	prefix = os.Getenv("SDK_PREFIX")
 	// The last response, which APIError does not carry: Retry-After is read from it.
 	last *http.Response
+	// Its body as it came over the wire (the typed results drop what they do not declare).
+	lastBody []byte
+	// A key's secret as CreateApiKey and RollApiKey answer it: ask_, 30 random base62 characters and a 6-character checksum.
+	secretPattern = regexp.MustCompile(`^ask_[0-9A-Za-z]{36}$`)
+	scopePattern  = regexp.MustCompile(`scope="[^"]*"`)
 )
+
+// remember keeps the response and a copy of its body, handing the client an unread body.
+func remember(resp *http.Response) {
+	last = resp
+	lastBody, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(lastBody))
+}
 
 func newClient(apiKey string, idempotencyKey func() string) *client.Client {
 	config := client.Config{
 		ServerURL:      os.Getenv("SDK_BASE_URL"),
 		IdempotencyKey: idempotencyKey,
-		Middleware:     []client.Middleware{{OnResponse: func(resp *http.Response) { last = resp }}},
+		Middleware:     []client.Middleware{{OnResponse: remember}},
 	}
 	if apiKey != "" {
 		config.Auth = client.Auth{Bearer: func() string { return apiKey }}
@@ -238,5 +256,105 @@ func main() {
 			return "", err
 		}
 		return "409 pet_not_available, 409 invalid_order_transition, 404 order_not_found", nil
+	})
+
+	step("keys", func() (string, error) {
+		account, err := api.GetAccount(ctx)
+		if err != nil {
+			return "", err
+		}
+		if account.Id <= 0 {
+			return "", fmt.Errorf("getAccount: %+v", account)
+		}
+		scopes := client.ScopeList{client.ScopePetsRead}
+		made, err := api.CreateApiKey(ctx, client.NewApiKey{Name: prefix + "-reader", Scopes: &scopes})
+		if err != nil {
+			return "", err
+		}
+		if last.StatusCode != 201 {
+			return "", fmt.Errorf("createApiKey: %d", last.StatusCode)
+		}
+		if !secretPattern.MatchString(made.Secret) {
+			return "", fmt.Errorf("createApiKey secret is not an ask_ key (prefix %s)", made.Prefix)
+		}
+		if len(made.Scopes) != 1 || made.Scopes[0] != client.ScopePetsRead {
+			return "", fmt.Errorf("createApiKey scopes: %v", made.Scopes)
+		}
+		reader := newClient(made.Secret, nil)
+		_, err = reader.CreatePet(ctx, client.NewPet{Name: prefix + "-refused", CategoryId: 1})
+		if err := errorCode(err, 403, "insufficient_scope"); err != nil {
+			return "", err
+		}
+		challenge := last.Header.Get("WWW-Authenticate")
+		if !strings.Contains(challenge, `scope="pets:write"`) {
+			return "", fmt.Errorf("WWW-Authenticate: %q", challenge)
+		}
+		limit := int64(1)
+		if _, err := reader.ListPets(ctx, &client.ListPetsParams{Limit: &limit}); err != nil || last.StatusCode != 200 {
+			return "", fmt.Errorf("listPets with the new key: %d %v", last.StatusCode, err)
+		}
+		overlap := int64(60)
+		rolled, err := api.RollApiKey(ctx, made.Id, client.RollApiKey{ExpiresInSeconds: &overlap})
+		if err != nil {
+			return "", err
+		}
+		if last.StatusCode != 201 {
+			return "", fmt.Errorf("rollApiKey: %d", last.StatusCode)
+		}
+		if !secretPattern.MatchString(rolled.Secret) || rolled.Secret == made.Secret {
+			return "", errors.New("rollApiKey: the secret is not a new ask_ key")
+		}
+		if rolled.Id == made.Id || rolled.Name != made.Name || len(rolled.Scopes) != 1 || rolled.Scopes[0] != client.ScopePetsRead {
+			return "", fmt.Errorf("rollApiKey: %s %v", rolled.Name, rolled.Scopes)
+		}
+		listed := map[int64]map[string]any{}
+		pageLimit := int64(100)
+		var failure error
+		api.ListApiKeysPages(ctx, &client.ListApiKeysParams{Limit: &pageLimit})(func(_ []client.ApiKey, err error) bool {
+			if err != nil {
+				failure = err
+				return false
+			}
+			// The page as it came over the wire: ApiKey has no field a secret could land in.
+			var items []map[string]any
+			if err := json.Unmarshal(lastBody, &items); err != nil {
+				failure = err
+				return false
+			}
+			for _, item := range items {
+				id, _ := item["id"].(float64)
+				listed[int64(id)] = item
+			}
+			return true
+		})
+		if failure != nil {
+			return "", failure
+		}
+		old, fresh := listed[made.Id], listed[rolled.Id]
+		if old == nil || fresh == nil {
+			return "", fmt.Errorf("listApiKeys: key %d listed %t, key %d listed %t", made.Id, old != nil, rolled.Id, fresh != nil)
+		}
+		for _, item := range listed {
+			if _, ok := item["secret"]; ok {
+				return "", errors.New("listApiKeys shows a secret")
+			}
+		}
+		expiresAt, _ := old["expiresAt"].(string)
+		if expiresAt == "" || fresh["expiresAt"] != nil {
+			return "", fmt.Errorf("expiresAt: old %v, new %v", old["expiresAt"], fresh["expiresAt"])
+		}
+		// The old key ends 60 s after the roll, to the second (both times are the server's).
+		ends, err := time.Parse(time.RFC3339Nano, expiresAt)
+		if err != nil {
+			return "", err
+		}
+		rolledAt, err := time.Parse(time.RFC3339Nano, rolled.CreatedAt)
+		if err != nil {
+			return "", err
+		}
+		if gap := ends.Sub(rolledAt).Seconds(); gap < 59 || gap > 61 {
+			return "", fmt.Errorf("old key expires %.3f s after the roll", gap)
+		}
+		return fmt.Sprintf("ask_ key 201, createPet 403 %s, listPets 200, roll 201 (60 s), listed", scopePattern.FindString(challenge)), nil
 	})
 }

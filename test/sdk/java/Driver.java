@@ -1,25 +1,101 @@
 // The sdk:check scenario through Redocly's generated Java client (animalstoreapi.Client).
 // Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
 import animalstoreapi.Client;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.net.Authenticator;
+import java.net.CookieHandler;
+import java.net.ProxySelector;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSession;
 
 public class Driver {
     static final String PREFIX = System.getenv("SDK_PREFIX");
     /** The last response, which ApiException does not carry: Retry-After is read from it. */
     static HttpResponse<InputStream> last;
+    /** Its body as it came over the wire (the typed results drop what they do not declare). */
+    static byte[] lastBody;
     static Long created;
+    /** A key's secret as createApiKey and rollApiKey answer it: ask_, 30 random base62 characters and a 6-character checksum. */
+    static final Pattern SECRET = Pattern.compile("^ask_[0-9A-Za-z]{36}$");
     static final List<Client.Order> orders = new ArrayList<>();
+
+    /**
+     * The client's HttpClient, keeping a copy of each response body in lastBody: a middleware
+     * sees the body only as a stream the client still has to read.
+     */
+    static final class Recording extends HttpClient {
+        final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
+            HttpResponse<T> response = http.send(request, handler);
+            if (!(response.body() instanceof InputStream stream)) return response;
+            byte[] body;
+            try (stream) {
+                body = stream.readAllBytes();
+            }
+            lastBody = body;
+            return new HttpResponse<>() {
+                public int statusCode() { return response.statusCode(); }
+                public HttpRequest request() { return response.request(); }
+                public Optional<HttpResponse<T>> previousResponse() { return response.previousResponse(); }
+                public HttpHeaders headers() { return response.headers(); }
+                public T body() { return (T) new ByteArrayInputStream(body); }
+                public Optional<SSLSession> sslSession() { return response.sslSession(); }
+                public URI uri() { return response.uri(); }
+                public HttpClient.Version version() { return response.version(); }
+            };
+        }
+
+        @Override
+        public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
+            throw new UnsupportedOperationException("the generated client sends synchronously");
+        }
+
+        @Override
+        public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler, HttpResponse.PushPromiseHandler<T> push) {
+            throw new UnsupportedOperationException("the generated client sends synchronously");
+        }
+
+        public Optional<CookieHandler> cookieHandler() { return http.cookieHandler(); }
+        public Optional<Duration> connectTimeout() { return http.connectTimeout(); }
+        public HttpClient.Redirect followRedirects() { return http.followRedirects(); }
+        public Optional<ProxySelector> proxy() { return http.proxy(); }
+        public SSLContext sslContext() { return http.sslContext(); }
+        public SSLParameters sslParameters() { return http.sslParameters(); }
+        public Optional<Authenticator> authenticator() { return http.authenticator(); }
+        public HttpClient.Version version() { return http.version(); }
+        public Optional<Executor> executor() { return http.executor(); }
+    }
 
     static Client client(String apiKey, String idempotencyKey) {
         Client.Config config = new Client.Config()
             .serverUrl(System.getenv("SDK_BASE_URL"))
+            .httpClient(new Recording())
             .retry(new Client.Retry().retries(0))
             .middleware(new Client.Middleware() {
                 @Override
@@ -139,6 +215,45 @@ public class Driver {
             expectError(409, "invalid_order_transition", () -> api.completeOrder(orders.get(1).id()));
             expectError(404, "order_not_found", () -> api.getOrder(999_999_999L));
             return "409 pet_not_available, 409 invalid_order_transition, 404 order_not_found";
+        });
+
+        step("keys", () -> {
+            var account = api.getAccount();
+            check(account.id() > 0, "getAccount: " + account);
+            var made = api.createApiKeyWithHeaders(new Client.NewApiKey(PREFIX + "-reader", List.of(Client.Scope.PETS_READ), null));
+            check(made.status() == 201, "createApiKey: " + made.status());
+            var key = made.data();
+            check(SECRET.matcher(key.secret()).matches(), "createApiKey secret is not an ask_ key (prefix " + key.prefix() + ")");
+            check(key.scopes().equals(List.of(Client.Scope.PETS_READ)), "createApiKey scopes: " + key.scopes());
+            Client reader = client(key.secret(), null);
+            expectError(403, "insufficient_scope", () -> reader.createPet(new Client.NewPet(PREFIX + "-refused", 1L, null)));
+            String challenge = last.headers().firstValue("WWW-Authenticate").orElse("");
+            check(challenge.contains("scope=\"pets:write\""), "WWW-Authenticate: " + challenge);
+            var read = reader.listPetsWithHeaders(new Client.ListPetsParams().limit(1L));
+            check(read.status() == 200, "listPets with the new key: " + read.status());
+            var roll = api.rollApiKeyWithHeaders(key.id(), new Client.RollApiKey(60L));
+            check(roll.status() == 201, "rollApiKey: " + roll.status());
+            var rolled = roll.data();
+            check(SECRET.matcher(rolled.secret()).matches() && !rolled.secret().equals(key.secret()), "rollApiKey: the secret is not a new ask_ key");
+            check(!rolled.id().equals(key.id()) && rolled.name().equals(key.name()) && rolled.scopes().equals(key.scopes()), "rollApiKey: " + rolled.name() + " " + rolled.scopes());
+            Map<Long, Map<?, ?>> listed = new HashMap<>();
+            for (var page : api.listApiKeysPages(new Client.ListApiKeysParams().limit(100L))) {
+                // The page as it came over the wire: ApiKey has no component a secret could land in.
+                for (Object item : (List<?>) Client.Json.parse(new String(lastBody, StandardCharsets.UTF_8))) {
+                    Map<?, ?> fields = (Map<?, ?>) item;
+                    listed.put(((Number) fields.get("id")).longValue(), fields);
+                }
+            }
+            Map<?, ?> old = listed.get(key.id()), fresh = listed.get(rolled.id());
+            check(old != null && fresh != null, "listApiKeys: key " + key.id() + " listed " + (old != null) + ", key " + rolled.id() + " listed " + (fresh != null));
+            check(listed.values().stream().noneMatch(item -> item.containsKey("secret")), "listApiKeys shows a secret");
+            check(old.get("expiresAt") instanceof String && fresh.get("expiresAt") == null, "expiresAt: old " + old.get("expiresAt") + ", new " + fresh.get("expiresAt"));
+            // The old key ends 60 s after the roll, to the second (both times are the server's).
+            long overlap = Duration.between(Instant.parse(rolled.createdAt()), Instant.parse((String) old.get("expiresAt"))).toMillis();
+            check(Math.abs(overlap - 60_000) <= 1000, "old key expires " + overlap + " ms after the roll");
+            Matcher scope = Pattern.compile("scope=\"[^\"]*\"").matcher(challenge);
+            check(scope.find(), "WWW-Authenticate: " + challenge);
+            return "ask_ key 201, createPet 403 " + scope.group() + ", listPets 200, roll 201 (60 s), listed";
         });
     }
 }

@@ -9,9 +9,12 @@ use AnimalStoreApi\ApiError;
 use AnimalStoreApi\Client;
 use AnimalStoreApi\Config;
 use AnimalStoreApi\NewOrder;
+use AnimalStoreApi\NewApiKey;
 use AnimalStoreApi\NewPet;
 use AnimalStoreApi\OrderStatus;
 use AnimalStoreApi\PetStatus;
+use AnimalStoreApi\RollApiKey;
+use AnimalStoreApi\Scope;
 
 [$baseUrl, $key, $tinyKey, $prefix] = array_map('getenv', ['SDK_BASE_URL', 'SDK_KEY', 'SDK_TINY_KEY', 'SDK_PREFIX']);
 $last = null; // the last response (set by the middleware), which ApiError does not carry: Retry-After is read from it
@@ -32,7 +35,9 @@ function client(?string $apiKey): Client
 function step(string $name, callable $run): void
 {
     try {
-        echo "RESULT $name ok ", $run(), "\n";
+        // Run first: `echo a, b()` prints a before b() runs, so a failing step would print "ok" ahead of its failure.
+        $detail = $run();
+        echo "RESULT $name ok $detail\n";
     } catch (\Throwable $err) {
         echo "RESULT $name fail ", get_class($err), ': ', preg_replace('/\s+/', ' ', $err->getMessage()), "\n";
     }
@@ -148,4 +153,44 @@ step('conflicts', function () use ($api, &$orders): string {
     expectError(409, 'invalid_order_transition', fn () => $api->completeOrder($orders[1]->id));
     expectError(404, 'order_not_found', fn () => $api->getOrder(999_999_999));
     return '409 pet_not_available, 409 invalid_order_transition, 404 order_not_found';
+});
+
+// A key's secret as createApiKey and rollApiKey answer it: ask_, 30 random base62 characters and a 6-character checksum.
+const SECRET = '/^ask_[0-9A-Za-z]{36}$/';
+
+step('keys', function () use ($api, $prefix): string {
+    $account = $api->getAccount();
+    check($account->id > 0, "getAccount: {$account->id}");
+    $made = $api->createApiKeyWithHeaders(new NewApiKey(name: "$prefix-reader", scopes: [Scope::PetsRead]));
+    check($made->status === 201, "createApiKey: {$made->status}");
+    $key = $made->data;
+    check(preg_match(SECRET, $key->secret) === 1, "createApiKey secret is not an ask_ key (prefix {$key->prefix})");
+    check($key->scopes === [Scope::PetsRead], 'createApiKey scopes: ' . implode(',', array_map(fn ($s) => $s->value, $key->scopes)));
+    $reader = client($key->secret);
+    expectError(403, 'insufficient_scope', fn () => $reader->createPet(new NewPet(name: "$prefix-refused", categoryId: 1)));
+    $challenge = $GLOBALS['last']['headers']['www-authenticate'] ?? '';
+    check(str_contains($challenge, 'scope="pets:write"'), "WWW-Authenticate: $challenge");
+    $read = $reader->listPetsWithHeaders(limit: 1);
+    check($read->status === 200, "listPets with the new key: {$read->status}");
+    $roll = $api->rollApiKeyWithHeaders($key->id, new RollApiKey(expiresInSeconds: 60));
+    check($roll->status === 201, "rollApiKey: {$roll->status}");
+    $rolled = $roll->data;
+    check(preg_match(SECRET, $rolled->secret) === 1 && $rolled->secret !== $key->secret, 'rollApiKey: the secret is not a new ask_ key');
+    check($rolled->id !== $key->id && $rolled->name === $key->name && $rolled->scopes === $key->scopes, "rollApiKey: {$rolled->name}");
+    $listed = [];
+    foreach ($api->listApiKeysPages(limit: 100) as $page) {
+        // The page as it came over the wire: ApiKey has no property a secret could land in.
+        foreach (json_decode($GLOBALS['last']['body'], true, 512, JSON_THROW_ON_ERROR) as $item) {
+            $listed[$item['id']] = $item;
+        }
+    }
+    [$old, $fresh] = [$listed[$key->id] ?? null, $listed[$rolled->id] ?? null];
+    check($old !== null && $fresh !== null, "listApiKeys: key {$key->id} " . ($old ? 'listed' : 'missing') . ", key {$rolled->id} " . ($fresh ? 'listed' : 'missing'));
+    check(array_filter($listed, fn ($item) => array_key_exists('secret', $item)) === [], 'listApiKeys shows a secret');
+    check(is_string($old['expiresAt']) && $fresh['expiresAt'] === null, 'expiresAt: old ' . var_export($old['expiresAt'], true) . ', new ' . var_export($fresh['expiresAt'], true));
+    // The old key ends 60 s after the roll, to the second (both times are the server's).
+    $overlap = (float) (new DateTimeImmutable($old['expiresAt']))->format('U.u') - (float) (new DateTimeImmutable($rolled->createdAt))->format('U.u');
+    check(abs($overlap - 60) <= 1, "old key expires $overlap s after the roll");
+    preg_match('/scope="[^"]*"/', $challenge, $scope);
+    return "ask_ key 201, createPet 403 {$scope[0]}, listPets 200, roll 201 (60 s), listed";
 });

@@ -3,6 +3,8 @@
 Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
 """
 import os
+import re
+from datetime import datetime
 
 import client as sdk
 
@@ -133,4 +135,45 @@ step("create", create_replay)
 step("get", get)
 step("errors", errors)
 step("orders", place_list_change)
+
+
+# A key's secret as create_api_key and roll_api_key answer it: ask_, 30 random base62 characters and a 6-character checksum.
+SECRET = re.compile(r"^ask_[0-9A-Za-z]{36}$")
+
+
+def keys():
+    account = api.get_account()
+    check(account.id > 0, f"getAccount: {account}")
+    made = api.create_api_key_with_headers(sdk.NewApiKey(name=f"{prefix}-reader", scopes=[sdk.Scope.PETS_READ]))
+    check(made.response.status_code == 201, f"createApiKey: {made.response.status_code}")
+    check(SECRET.match(made.data.secret), f"createApiKey secret is not an ask_ key (prefix {made.data.prefix})")
+    check(made.data.scopes == [sdk.Scope.PETS_READ], f"createApiKey scopes: {made.data.scopes}")
+    reader = client(made.data.secret)
+    expect_error(403, "insufficient_scope", lambda: reader.create_pet(sdk.NewPet(name=f"{prefix}-refused", category_id=1)))
+    challenge = last["response"].headers.get("WWW-Authenticate", "")
+    check('scope="pets:write"' in challenge, f"WWW-Authenticate: {challenge}")
+    read = reader.list_pets_with_headers(limit=1)
+    check(read.response.status_code == 200, f"listPets with the new key: {read.response.status_code}")
+    rolled = api.roll_api_key_with_headers(made.data.id, sdk.RollApiKey(expires_in_seconds=60))
+    check(rolled.response.status_code == 201, f"rollApiKey: {rolled.response.status_code}")
+    check(SECRET.match(rolled.data.secret) and rolled.data.secret != made.data.secret, "rollApiKey: the secret is not a new ask_ key")
+    check(rolled.data.id != made.data.id and rolled.data.name == made.data.name and rolled.data.scopes == made.data.scopes,
+          f"rollApiKey: {rolled.data.name} {rolled.data.scopes}")
+    listed = {}
+    for _ in api.list_api_keys_pages(limit=100):
+        # The pager decodes into ApiKey, which has no secret: read each page as it came over the wire.
+        for item in last["response"].json():
+            listed[item["id"]] = item
+    old, fresh = listed.get(made.data.id), listed.get(rolled.data.id)
+    check(old and fresh, f"listApiKeys: key {made.data.id} {'listed' if old else 'missing'}, key {rolled.data.id} {'listed' if fresh else 'missing'}")
+    check(all("secret" not in item for item in listed.values()), "listApiKeys shows a secret")
+    check(old["expiresAt"] is not None and fresh["expiresAt"] is None, f"expiresAt: old {old['expiresAt']}, new {fresh['expiresAt']}")
+    # The old key ends 60 s after the roll, to the second (both times are the server's).
+    overlap = (datetime.fromisoformat(old["expiresAt"]) - datetime.fromisoformat(rolled.data.created_at)).total_seconds()
+    check(abs(overlap - 60) <= 1, f"old key expires {overlap} s after the roll")
+    scope = re.search(r'scope="[^"]*"', challenge).group(0)
+    return f"ask_ key 201, createPet 403 {scope}, listPets 200, roll 201 (60 s), listed"
+
+
 step("conflicts", conflicts)
+step("keys", keys)

@@ -132,3 +132,42 @@ await step('conflicts', async () => {
   await expectError(404, 'order_not_found', () => api.GET('/store/orders/{orderId}', { params: { path: { orderId: 999_999_999 } } }));
   return '409 pet_not_available, 409 invalid_order_transition, 404 order_not_found';
 });
+
+/** A key's secret as createApiKey and rollApiKey answer it: `ask_`, 30 random base62 characters and a 6-character checksum. */
+const SECRET = /^ask_[0-9A-Za-z]{36}$/;
+
+await step('keys', async () => {
+  const account = await api.GET('/account', {});
+  check(account.data && account.data.id > 0, `getAccount: ${account.response.status} ${account.error?.code}`);
+  const made = await api.POST('/account/api-keys', { body: { name: `${prefix}-reader`, scopes: ['pets:read'] } });
+  check(made.response.status === 201 && made.data, `createApiKey: ${made.response.status} ${made.error?.code}`);
+  check(SECRET.test(made.data.secret), `createApiKey secret is not an ask_ key (prefix ${made.data.prefix})`);
+  check(made.data.scopes.join() === 'pets:read', `createApiKey scopes: ${made.data.scopes}`);
+  const reader = client(made.data.secret);
+  const refused = await expectError(403, 'insufficient_scope', () => reader.POST('/pets', { body: { name: `${prefix}-refused`, categoryId: 1 } }));
+  const challenge = refused.headers.get('WWW-Authenticate') ?? '';
+  check(challenge.includes('scope="pets:write"'), `WWW-Authenticate: ${challenge}`);
+  const read = await reader.GET('/pets', { params: { query: { limit: 1 } } });
+  check(read.response.status === 200 && read.data, `listPets with the new key: ${read.response.status} ${read.error?.code}`);
+  const rolled = await api.POST('/account/api-keys/{keyId}/roll', { params: { path: { keyId: made.data.id } }, body: { expiresInSeconds: 60 } });
+  check(rolled.response.status === 201 && rolled.data, `rollApiKey: ${rolled.response.status} ${rolled.error?.code}`);
+  check(SECRET.test(rolled.data.secret) && rolled.data.secret !== made.data.secret, 'rollApiKey: the secret is not a new ask_ key');
+  check(rolled.data.id !== made.data.id && rolled.data.name === made.data.name && rolled.data.scopes.join() === 'pets:read', `rollApiKey: ${rolled.data.name} ${rolled.data.scopes}`);
+  const listed = new Map<number, Record<string, unknown>>();
+  let query: Record<string, string> | undefined = { limit: '100' };
+  while (query) {
+    const { data, error, response } = await api.GET('/account/api-keys', { params: { query: { ...query, limit: Number(query.limit) } } });
+    check(data, `listApiKeys: ${response.status} ${error?.code}`);
+    // openapi-fetch hands over the JSON as parsed: a secret would show as a property.
+    for (const item of data as Array<Record<string, unknown>>) listed.set(item.id as number, item);
+    query = nextQuery(response.headers.get('Link'));
+  }
+  const [old, fresh] = [listed.get(made.data.id), listed.get(rolled.data.id)];
+  check(old && fresh, `listApiKeys: key ${made.data.id} ${old ? 'listed' : 'missing'}, key ${rolled.data.id} ${fresh ? 'listed' : 'missing'}`);
+  check([...listed.values()].every((item) => !('secret' in item)), 'listApiKeys shows a secret');
+  check(typeof old.expiresAt === 'string' && fresh.expiresAt === null, `expiresAt: old ${old.expiresAt}, new ${fresh.expiresAt}`);
+  // The old key ends 60 s after the roll, to the second (both times are the server's).
+  const overlap = (Date.parse(old.expiresAt) - Date.parse(rolled.data.createdAt)) / 1000;
+  check(Math.abs(overlap - 60) <= 1, `old key expires ${overlap} s after the roll`);
+  return `ask_ key 201, createPet 403 ${challenge.match(/scope="[^"]*"/)![0]}, listPets 200, roll 201 (60 s), listed`;
+});
