@@ -3,7 +3,15 @@ import { addKey, databaseNow, insufficientScope, newAccount } from '../helpers/a
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 // Limits unlike the defaults, so the answer can only have come from this configuration.
-const PLAN_LIMITS = { RATE_LIMIT_FREE: '45/900', RATE_LIMIT_PRO: '310/10100', RATE_LIMIT_BUSINESS: '1200/120000' };
+const PLAN_LIMITS = {
+  RATE_LIMIT_FREE: '45/900',
+  RATE_LIMIT_PRO: '310/10100',
+  RATE_LIMIT_BUSINESS: '1200/120000',
+  OPEN_ORDERS_FREE: '4',
+  OPEN_ORDERS_PRO: '26',
+  OPEN_ORDERS_BUSINESS: '251',
+  OPEN_ORDERS_ENTERPRISE: '252',
+};
 
 let server: TestServer;
 beforeAll(async () => {
@@ -19,9 +27,9 @@ async function createdAt(accountId: number): Promise<string> {
 
 describe('getAccount', () => {
   it.each([
-    ['free', { perMinute: 45, perDay: 900 }],
-    ['pro', { perMinute: 310, perDay: 10100 }],
-    ['business', { perMinute: 1200, perDay: 120000 }],
+    ['free', { perMinute: 45, perDay: 900, openOrders: 4 }],
+    ['pro', { perMinute: 310, perDay: 10100, openOrders: 26 }],
+    ['business', { perMinute: 1200, perDay: 120000, openOrders: 251 }],
   ] as const)("answers a %s account with its plan's limits from the configuration", async (plan, limits) => {
     const before = await databaseNow(server);
     const account = await newAccount(server, { plan, name: `Shelter ${plan}` });
@@ -39,7 +47,7 @@ describe('getAccount', () => {
     const account = await newAccount(server, { plan: 'enterprise', name: 'Big Shelter', perMinute: 7, perDay: 70 });
     const { data, response } = await account.first.api.GET('/account');
     expect(response.status).toBe(200);
-    expect(data).toEqual({ id: account.id, name: 'Big Shelter', plan: 'enterprise', limits: { perMinute: 7, perDay: 70 }, createdAt: await createdAt(account.id) });
+    expect(data).toEqual({ id: account.id, name: 'Big Shelter', plan: 'enterprise', limits: { perMinute: 7, perDay: 70, openOrders: 252 }, createdAt: await createdAt(account.id) });
     // The quota headers agree: the account's own per-minute limit.
     expect(response.headers.get('x-ratelimit-limit')).toBe('7');
   });
@@ -57,7 +65,7 @@ describe('getAccount', () => {
 
   it('the server key (created first, business) is account 1 with an empty name', async () => {
     const { data } = await server.api.GET('/account');
-    expect(data).toEqual({ id: 1, name: '', plan: 'business', limits: { perMinute: 1200, perDay: 120000 }, createdAt: await createdAt(1) });
+    expect(data).toEqual({ id: 1, name: '', plan: 'business', limits: { perMinute: 1200, perDay: 120000, openOrders: 251 }, createdAt: await createdAt(1) });
   });
 
   it('refuses a key without account:manage with 403 insufficient_scope', async () => {
