@@ -908,6 +908,28 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /** @description No animal has this identifier (or it was removed). Nothing changed. */
+        PetNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "pet_not_found",
+                 *       "message": "Pet 42 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
         /**
          * @description A request with this `Idempotency-Key` is still being processed and did
          *     not finish within 3 seconds (`idempotency_key_in_use`). Retry later.
@@ -2180,7 +2202,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PetForbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["PetConflict"];
             412: components["responses"]["PreconditionFailed"];
@@ -2241,7 +2263,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PetForbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["PetConflict"];
             412: components["responses"]["PreconditionFailed"];
