@@ -22,7 +22,9 @@ export async function holdPetRow(server: TestServer, petId: number) {
   return {
     async queued(n: number): Promise<void> {
       // A generous bound, to tell a request that never reached the row from a slow machine.
-      if (!(await waitFor(async () => (await blocked()) >= n, 30_000, 20))) throw new Error(`${n} sessions never queued on pet ${petId}`);
+      if (await waitFor(async () => (await blocked()) >= n, 30_000, 20)) return;
+      await client.end(); // the lock goes with it, so the test's database can be dropped
+      throw new Error(`${n} sessions never queued on pet ${petId}`);
     },
     async release(): Promise<void> {
       await client.query('COMMIT');
