@@ -1717,14 +1717,14 @@ export interface components {
         /** @description Identifier of the animal. */
         PetId: number;
         /**
-         * @description The `ETag` of the animal as you last read it (or `*` for any current
-         *     state): the change is made only if the animal still has it, else `412`.
-         *     Recommended: without it, a change overwrites whatever is there.
+         * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
+         *     any current state): the change is made only if the animal still has it,
+         *     else `412`. Recommended: without it, a change overwrites whatever is there.
          */
         IfMatch: string;
         /**
-         * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
-         *     among them, the answer is `304 Not Modified` with no body.
+         * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
+         *     current one is among them, the answer is `304 Not Modified` with no body.
          */
         IfNoneMatch: string;
         /** @description Return only animals of this category (combinable with `status`). */
@@ -1824,8 +1824,8 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
-                 *     among them, the answer is `304 Not Modified` with no body.
+                 * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
+                 *     current one is among them, the answer is `304 Not Modified` with no body.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1932,8 +1932,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
-                 *     among them, the answer is `304 Not Modified` with no body.
+                 * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
+                 *     current one is among them, the answer is `304 Not Modified` with no body.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2165,9 +2165,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The `ETag` of the animal as you last read it (or `*` for any current
-                 *     state): the change is made only if the animal still has it, else `412`.
-                 *     Recommended: without it, a change overwrites whatever is there.
+                 * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
+                 *     any current state): the change is made only if the animal still has it,
+                 *     else `412`. Recommended: without it, a change overwrites whatever is there.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -2218,9 +2218,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The `ETag` of the animal as you last read it (or `*` for any current
-                 *     state): the change is made only if the animal still has it, else `412`.
-                 *     Recommended: without it, a change overwrites whatever is there.
+                 * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
+                 *     any current state): the change is made only if the animal still has it,
+                 *     else `412`. Recommended: without it, a change overwrites whatever is there.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
