@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/accounts/repository.js';
 import { manualClock } from '../helpers/clock.js';
 import { withoutRedis } from '../helpers/services.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import type { TestServer } from '../helpers/testServer.js';
-import { cleanupSharedRedis, listOne, REDIS_URL, sendMany, startTestServer, statuses, storeEnvs, uniquePrefix } from './helpers.js';
+import { cleanupSharedRedis, listOne, sendMany, startTestServer, statuses, storeEnvs, twoInstancesSharingRedis } from './helpers.js';
 
 afterAll(() => cleanupSharedRedis());
 
@@ -48,27 +47,14 @@ describe.each(storeEnvs())('two keys of one account share its quota, with the %s
 describe.skipIf(withoutRedis())('two keys of one account on two instances sharing Redis', () => {
   // One clock for both instances (as NTP gives them), standing still.
   const clock = manualClock();
-  let db: TestDatabase;
-  let a: TestServer | undefined;
-  let b: TestServer | undefined;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix(), REDIS_TIMEOUT_MS: '2000' }; // exact shared counts, not degradation
-    a = await startTestServer(env, { db, clock: clock.now });
-    b = await startTestServer(env, { db, clock: clock.now });
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    await db?.drop();
-  });
+  const { a, b } = twoInstancesSharingRedis(clock.now);
 
   it.each([
     ['A (the first key)', 0],
     ['B (the second key)', 1],
   ] as const)('key 1 on A, key 2 on B: 60 allowed in total, the 61st refused on %s, then on the other', async (_where, last) => {
-    const keys = await twoKeysOfOneAccount(a!);
-    const servers = [a!, b!];
+    const keys = await twoKeysOfOneAccount(a());
+    const servers = [a(), b()];
     let sent = 0;
     const admitted = await sendMany(60, () => {
       const i = sent++ % 2;
@@ -83,8 +69,8 @@ describe.skipIf(withoutRedis())('two keys of one account on two instances sharin
   });
 
   it('120 requests at once, half per key and instance: exactly 60 admitted', async () => {
-    const keys = await twoKeysOfOneAccount(b!);
-    const servers = [a!, b!];
+    const keys = await twoKeysOfOneAccount(b());
+    const servers = [a(), b()];
     let sent = 0;
     const responses = await sendMany(120, () => {
       const i = sent++ % 2;
