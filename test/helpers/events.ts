@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ApiResponse } from './http.js';
 import type { TestServer } from './testServer.js';
 import { waitFor } from './poll.js';
 
@@ -24,7 +25,7 @@ export async function readAllEvents(server: TestServer, key: string, query = 'li
   const events: EventBody[] = [];
   let url: string | undefined = `/v1/events?${query}`;
   while (url) {
-    const res = await server.request<EventBody[]>(url, { key });
+    const res: ApiResponse<EventBody[]> = await server.request<EventBody[]>(url, { key });
     if (res.status !== 200) throw new Error(`listEvents answered ${res.status}: ${res.text}`);
     events.push(...res.body);
     url = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
