@@ -224,9 +224,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (env.NODE_ENV === 'production' && !e.DATABASE_URL) {
     throw new StartupError('NODE_ENV=production needs DATABASE_URL (a postgres:// URL): the embedded store is for development only.');
   }
-  if (env.NODE_ENV === 'production' && !e.WEBHOOK_SECRET_KEY) {
-    throw new StartupError('NODE_ENV=production needs WEBHOOK_SECRET_KEY (the base64 of 32 random bytes: openssl rand -base64 32) to encrypt webhook secrets.');
-  }
   if (e.REDIS_URL) {
     try {
       parseRedisUrl(e.REDIS_URL);

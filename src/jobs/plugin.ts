@@ -25,6 +25,7 @@ export default fp(
     const pool = app.database.pool;
     const boss = await startQueue(pool, { timeoutMs: webhooks.timeoutMs });
     const secrets = secretBox(webhooks.secretKey);
+    if (!webhooks.secretKey) app.log.warn('WEBHOOK_SECRET_KEY is unset: webhook endpoint secrets are stored unencrypted (set it in production; docs/CONFIGURATION.md).');
     app.decorate('jobs', { boss, secrets });
     app.addHook('onClose', async () => {
       await boss.stop({ graceful: true, close: false, timeout: webhooks.timeoutMs + 5000 });

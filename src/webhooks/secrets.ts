@@ -6,8 +6,8 @@ export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64'
 /**
  * Endpoint secrets at rest. They sign every delivery, so they must be recoverable (a hash would
  * not do): encrypted with AES-256-GCM under WEBHOOK_SECRET_KEY, as `v1:<iv>:<tag>:<ciphertext>`.
- * Without a key (development and tests only: config.ts refuses production without one) they are
- * stored as `v0:<secret>`, which a later key still reads.
+ * Without a key they are stored as `v0:<secret>` (development; the service warns at start), which
+ * still reads once a key is set; new secrets are then sealed.
  */
 export function secretBox(keyBase64: string | undefined) {
   const key = keyBase64 ? Buffer.from(keyBase64, 'base64') : undefined;

@@ -4,7 +4,8 @@ import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { createEndpoint, startReceiver, waitForEvents, WEBHOOK_TEST_ENV, type EventBody, type Receiver } from '../helpers/events.js';
 import { waitFor } from '../helpers/poll.js';
 
-const HANG = 20_000;
+// Generous bounds that only tell a hang: events and deliveries wait for older transactions anywhere on the shared test cluster.
+const HANG = 45_000;
 
 describe('webhook delivery: signed, retried, disabled on 410, never redirected', () => {
   let server: TestServer;
@@ -26,8 +27,9 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
     server = await startTestServer(WEBHOOK_TEST_ENV);
   });
   afterAll(async () => {
-    await server?.close();
+    // Receivers first: a delivery still hanging on one ends at once, so the server's workers stop without waiting it out.
     await Promise.all(receivers.map((r) => r.close()));
+    await server?.close();
   });
 
   it('a receiver written from docs/WEBHOOKS.md verifies the signature with standardwebhooks; the body is the event, webhook-id its id', async () => {
@@ -55,7 +57,7 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
   });
 
   it('sends only the subscribed types, to the accounts the event belongs to', async () => {
-    const [shelter, adopter] = await Promise.all([server.createKey('business'), server.createKey('free')]);
+    const [shelter, adopter] = await Promise.all([server.createKey('business'), server.createKey('business')]);
     const [shelterHook, adopterHook] = await Promise.all([receiver(), receiver()]);
     const shelterEndpoint = await createEndpoint(server, shelter, shelterHook.url, ['order.placed']);
     const adopterEndpoint = await createEndpoint(server, adopter, adopterHook.url, ['*']);
@@ -75,7 +77,7 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
   });
 
   it('retries after a 500 with the same webhook-id, and logs both attempts, newest first', async () => {
-    const key = await server.createKey('free');
+    const key = await server.createKey('business');
     const hook = await receiver();
     hook.answers.push(500);
     const endpoint = await createEndpoint(server, key, hook.url);
@@ -88,7 +90,7 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
   });
 
   it('410 Gone disables the endpoint at once, with a reason; later events are not sent to it', async () => {
-    const key = await server.createKey('free');
+    const key = await server.createKey('business');
     const [gone, alive] = await Promise.all([receiver(), receiver()]);
     gone.answers.push(410);
     const endpoint = await createEndpoint(server, key, gone.url);
@@ -104,7 +106,7 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
   });
 
   it('never follows a redirect: a 302 to another address is a failed attempt and the other address hears nothing', async () => {
-    const key = await server.createKey('free');
+    const key = await server.createKey('business');
     const target = await receiver();
     const redirecting = await receiver('/hook', (_req, res) => {
       res.writeHead(302, { location: target.url });
@@ -120,7 +122,7 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
   });
 
   it('redeliverEvent answers 202 and sends the event again with the same webhook-id; another account gets 404', async () => {
-    const key = await server.createKey('free');
+    const key = await server.createKey('business');
     const hook = await receiver();
     const endpoint = await createEndpoint(server, key, hook.url);
     await newPet(key);
@@ -131,13 +133,13 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
     expect(await waitFor(() => hook.received.length >= 2, HANG)).toBe(true);
     expect(hook.received.map((r) => r.headers['webhook-id'])).toEqual([event!.id, event!.id]);
     expect((await waitForDeliveries(key, endpoint.id, 2)).map((d) => d.attempt)).toEqual([1, 1]);
-    const stranger = await server.createKey('free');
+    const stranger = await server.createKey('business');
     const refused = await server.request(`/v1/events/${event!.id}/redeliver`, { key: stranger, method: 'POST' });
     expect([refused.status, refused.body.code]).toEqual([404, 'event_not_found']);
   });
 
   it('after rotateWebhookSecret, deliveries carry two signatures: the new secret and the old both verify', async () => {
-    const key = await server.createKey('free');
+    const key = await server.createKey('business');
     const hook = await receiver();
     const endpoint = await createEndpoint(server, key, hook.url);
     const rotated = await server.request(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { key, method: 'POST' });
@@ -148,5 +150,36 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
     for (const secret of [rotated.body.secret, endpoint.secret]) {
       expect((new Webhook(secret).verify(body, headers as Record<string, string>) as EventBody).type).toBe('pet.created');
     }
+  });
+  it('bounds hostile receivers: one that never answers times out, one that sends 50 MB is cut off, neither delays another endpoint', async () => {
+    const key = await server.createKey('business');
+    const silent = await receiver('/hook', () => {
+      /* never answers */
+    });
+    const flood = await receiver('/hook', (_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(1024 * 1024, 120);
+      let sent = 0;
+      const pump = () => {
+        while (sent < 50 && res.write(chunk)) sent++;
+        if (sent < 50) res.once('drain', pump);
+        else res.end();
+      };
+      res.on('error', () => {});
+      pump();
+    });
+    const healthy = await receiver();
+    const [slowEndpoint, floodEndpoint] = [await createEndpoint(server, key, silent.url), await createEndpoint(server, key, flood.url)];
+    const healthyEndpoint = await createEndpoint(server, key, healthy.url);
+    await newPet(key);
+    const [healthyAttempt] = await waitForDeliveries(key, healthyEndpoint.id, 1);
+    const silentLog = await waitForDeliveries(key, slowEndpoint.id, 1);
+    expect(silentLog.at(-1)).toMatchObject({ attempt: 1, responseStatus: null, error: 'timeout after 10000 ms' });
+    expect(silentLog.at(-1).durationMs).toBeGreaterThanOrEqual(10_000);
+    const floodLog = await waitForDeliveries(key, floodEndpoint.id, 1);
+    expect(floodLog.at(-1)).toMatchObject({ attempt: 1, responseStatus: 500, error: 'status 500' });
+    // The healthy endpoint's attempt ended before the silent one's timed out (WEBHOOK_TIMEOUT_SECONDS, 10 by default): it did not wait behind it.
+    expect(healthyAttempt.responseStatus).toBe(200);
+    expect(Date.parse(healthyAttempt.createdAt)).toBeLessThan(Date.parse(silentLog.at(-1).createdAt));
   });
 });

@@ -15,7 +15,7 @@ describe('events: one per committed change, readable by the accounts it belongs 
 
   beforeAll(async () => {
     server = await startTestServer(WEBHOOK_TEST_ENV);
-    [shelter, adopter, stranger] = await Promise.all([server.createKey('business'), server.createKey('free'), server.createKey('free')]);
+    [shelter, adopter, stranger] = await Promise.all([server.createKey('business'), server.createKey('business'), server.createKey('business')]);
     const pet = async (name: string) => (await server.request('/v1/pets', { key: shelter, body: { name, categoryId: 1 } })).body.id as number;
     ids.p = await pet('Rex');
     expect((await server.request(`/v1/pets/${ids.p}`, { key: shelter, method: 'PATCH', body: { name: 'Rex II' } })).status).toBe(200);
