@@ -53,7 +53,10 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
     const log = await waitForDeliveries(key, endpoint.id, 1);
     expect(log).toEqual([{ id: expect.any(Number), eventId: verified.id, attempt: 1, responseStatus: 200, durationMs: expect.any(Number), error: null, createdAt: expect.any(String) }]);
     expect(hook.received).toHaveLength(1);
-    expect(await server.app.metricsRegistry.getSingleMetricAsString('animal_store_webhook_deliveries_total')).toMatch(/outcome="delivered"} [1-9]/);
+    const metric = (name: string) => server.app.metricsRegistry.getSingleMetricAsString(name);
+    expect(await metric('animal_store_webhook_deliveries_total')).toMatch(/outcome="delivered"} [1-9]/);
+    expect(await metric('animal_store_webhook_commit_to_delivery_seconds')).toMatch(/_count [1-9]/);
+    expect(await metric('animal_store_webhook_queue_depth')).toMatch(/state="waiting"} \d+/);
   });
 
   it('sends only the subscribed types, to the accounts the event belongs to', async () => {

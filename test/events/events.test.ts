@@ -94,4 +94,15 @@ describe('events: one per committed change, readable by the accounts it belongs 
     const account = await server.request('/v1/account/api-keys?limit=1', { key: shelter });
     expect(account.body[0].scopes).toEqual(expect.arrayContaining(['account:manage', 'events:read', 'webhooks:manage']));
   });
+  it('a replayed createPet (same Idempotency-Key) writes no second event', async () => {
+    const key = await server.createKey('business');
+    const send = () => server.request('/v1/pets', { key, headers: { 'idempotency-key': 'once' }, body: { name: 'Once', categoryId: 2 } });
+    const [first, second] = [await send(), await send()];
+    expect([first.status, second.status, second.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
+    const marker = await server.request('/v1/pets', { key, body: { name: 'Marker', categoryId: 2 } });
+    expect(marker.status).toBe(201);
+    // Once the later create's event is visible, the first one's are too (they are listed in transaction order).
+    const events = await waitForEvents(server, key, 2);
+    expect(summary(events)).toEqual([`pet.created ${first.body.id} available`, `pet.created ${marker.body.id} available`]);
+  });
 });
