@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { withTransaction } from '../db/transaction.js';
 import { enqueueDeliveries } from '../jobs/queue.js';
+import { eventFrom } from './sql.js';
 
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
@@ -18,20 +19,8 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
 /** An event as the document's Event. */
 export const EVENT_COLUMNS = `'evt_' || e.id AS id, e.type, ${iso('e.created_at')} AS "createdAt", jsonb_build_object('object', e.object) AS data`;
 
-/**
- * Writes an event and who may read it ($3: account ids, nulls and repeats ignored), and finds the
- * enabled endpoints of those accounts subscribed to its type, all in one statement.
- */
-const RECORD = `WITH ev AS (
-    INSERT INTO events (type, object) VALUES ($1, $2) RETURNING id, xid
-  ), recipients AS (
-    INSERT INTO event_recipients (account_id, event_id, type, xid)
-    SELECT DISTINCT a, ev.id, $1, ev.xid FROM ev, unnest($3::bigint[]) AS a WHERE a IS NOT NULL
-  )
-  SELECT ev.id AS "eventId",
-         ARRAY(SELECT w.id FROM webhook_endpoints w
-                WHERE w.account_id = ANY ($3::bigint[]) AND w.status = 'enabled' AND w.event_types && ARRAY[$1, '*']) AS endpoints
-    FROM ev`;
+/** $1 type, $2 object, $3 readers' account ids. */
+const RECORD = `WITH given AS (SELECT), ${eventFrom('given', { type: '$1::text', object: '$2::jsonb', recipients: '$3::bigint[]' })}`;
 
 /**
  * One account's events in (xid, id) order, only those whose transaction is older than every
@@ -62,9 +51,13 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
      */
     async record(client: pg.PoolClient, type: EventType, object: object, recipients: Array<number | null>): Promise<void> {
       const { rows } = await client.query<{ eventId: number; endpoints: string[] }>(RECORD, [type, object, recipients]);
-      const { eventId, endpoints } = rows[0]!;
-      const series = () => randomUUID();
-      await enqueueDeliveries(boss, client, endpoints.map((id) => ({ eventId, endpointId: Number(id), series: series(), attempt: 1 })));
+      await this.enqueue(client, rows[0]!);
+    },
+
+    /** The delivery jobs of an event a statement built with `eventFrom` wrote, in the same transaction. */
+    async enqueue(client: pg.PoolClient, written: { eventId: number; endpoints: Array<string | number> }): Promise<void> {
+      const { eventId, endpoints } = written;
+      await enqueueDeliveries(boss, client, endpoints.map((id) => ({ eventId, endpointId: Number(id), series: randomUUID(), attempt: 1 })));
     },
 
     /** A page of the account's events; `hasMore` when at least one more follows. */
@@ -95,4 +88,4 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
 
 export type EventsRepository = ReturnType<typeof eventsRepository>;
 /** What the pet and order repositories need: writing an event in their transaction. */
-export type EventRecorder = Pick<EventsRepository, 'record'>;
+export type EventRecorder = Pick<EventsRepository, 'record' | 'enqueue'>;
