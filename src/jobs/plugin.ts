@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { PgBoss } from 'pg-boss';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config.js';
+import { embeddedConnection } from '../db/embeddedPostgres.js';
 import { secretBox, type SecretBox } from '../webhooks/secrets.js';
 import { DELIVERY_QUEUE, startQueue, type DeliveryJob } from './queue.js';
 import { webhookDelivery } from './webhookDelivery.js';
@@ -23,7 +24,13 @@ export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: { config: Config }) {
     const { webhooks } = opts.config;
     const pool = app.database.pool;
-    const boss = await startQueue(pool, { timeoutMs: webhooks.timeoutMs });
+    const { databaseUrl, dataDir } = opts.config;
+    const boss = await startQueue(databaseUrl ? { connectionString: databaseUrl } : embeddedConnection(dataDir), {
+      timeoutMs: webhooks.timeoutMs,
+      // Debug only: pg-boss retries on its own, and an outage is already reported once per interval by
+      // the request path and readiness (errors/, health/); its workers would add a line per poll.
+      onError: (err) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'job queue database error'),
+    });
     const secrets = secretBox(webhooks.secretKey);
     if (!webhooks.secretKey) app.log.warn('WEBHOOK_SECRET_KEY is unset: webhook endpoint secrets are stored unencrypted (set it in production; docs/CONFIGURATION.md).');
     app.decorate('jobs', { boss, secrets });

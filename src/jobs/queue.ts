@@ -18,17 +18,18 @@ export const onClient = (db: pg.Pool | pg.PoolClient) => ({
 });
 
 /**
- * Starts pg-boss on the service's pool (its schema, `pgboss`, is created or migrated at start
- * under pg-boss's own lock). Workers poll; nothing here needs LISTEN/NOTIFY, so a transaction
- * pooler in front changes nothing.
+ * Starts pg-boss on a small pool of its own in the service's database (schema `pgboss`, created
+ * or migrated at start under pg-boss's own lock): its polling and maintenance never take a
+ * connection a request waits for. Jobs are still queued on a request's own connection (`onClient`).
+ * Workers poll; nothing here needs LISTEN/NOTIFY, so a transaction pooler in front changes nothing.
  */
-export async function startQueue(pool: pg.Pool, opts: { timeoutMs: number }): Promise<PgBoss> {
-  const boss = new PgBoss({ db: onClient(pool), schedule: false });
-  // pg-boss reports a failed background pass (maintenance, monitoring) as an event; an unhandled one would crash the process.
-  boss.on('error', () => {});
+export async function startQueue(connection: pg.PoolConfig, opts: { timeoutMs: number; onError: (err: Error) => void }): Promise<PgBoss> {
+  const boss = new PgBoss({ ...(connection as Record<string, string>), max: 4, application_name: 'animal-store-jobs', schedule: false });
+  // pg-boss reports a failed background pass (a lost connection, an outage) as an event; unhandled, it would end the process.
+  boss.on('error', opts.onError);
   await boss.start();
   // pg-boss's own retries only cover a worker that died or threw (a database error); the delivery
-  // schedule with its jitter is ours (webhooks/deliver.ts), one job per attempt.
+  // schedule with its jitter is ours (jobs/webhookDelivery.ts), one job per attempt.
   await boss.createQueue(DELIVERY_QUEUE, { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: Math.ceil(opts.timeoutMs / 1000) + 60 });
   return boss;
 }
