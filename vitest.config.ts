@@ -33,9 +33,10 @@ const PROCESSES = [
 const LONG = ['test/long/**/*.test.ts', 'test/properties/api.test.ts', 'test/ratelimit/shared.test.ts'];
 /**
  * Several servers each, one file at a time: processes killed, Postgres and Redis broken, slow clients,
- * and the scale-out infrastructure the tests start themselves (PgBouncer, a Redis Cluster, HAProxy): `npm run test:faults`.
+ * and the scale-out infrastructure the tests start themselves (PgBouncer, a Redis Cluster, HAProxy), and
+ * 200,000 API keys inserted at once (seconds of Postgres work): `npm run test:faults`.
  */
-const FAULTS = ['test/faults/**/*.test.ts', 'test/db/pgbouncer.test.ts', 'test/ratelimit/redisCluster.test.ts'];
+const FAULTS = ['test/faults/**/*.test.ts', 'test/db/pgbouncer.test.ts', 'test/ratelimit/redisCluster.test.ts', 'test/auth/keyIndexBulk.test.ts'];
 /** Real-browser runs (Debian chromium driven by playwright-core): `npm run test:browser`. */
 const BROWSER = 'test/**/*.browser.test.ts';
 

@@ -5,10 +5,12 @@ import autocannon from 'autocannon';
 export interface Arm {
   name: string;
   url: string;
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PATCH';
   headers?: Record<string, string>;
-  /** The body of every request, or a function giving each request its own (a new pet to order, say). */
-  body?: string | (() => string);
+  /** The body of every request. */
+  body?: string;
+  /** Each request's own body, and path after url's, instead (a new pet to order, a pet to change). */
+  next?: () => { path?: string; body?: string };
   /** Every answer must have this status, or the run is invalid (default 200). */
   expect?: number;
   /** The server's process, whose CPU time per request is measured. */
@@ -30,14 +32,19 @@ export interface Measurement {
 export async function measure(arm: Arm, opts: { seconds: number; connections: number; rate?: number }): Promise<Measurement> {
   const times: number[] = [];
   const cpuBefore = cpuMs(arm.pid);
-  const { body } = arm;
+  const { body, next } = arm;
+  const base = new URL(arm.url).pathname;
+  const setupRequest = (req: autocannon.Request) => {
+    const n = next!();
+    return { ...req, ...(n.path !== undefined && { path: base + n.path }), ...(n.body !== undefined && { body: n.body }) };
+  };
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
         url: arm.url,
         method: arm.method ?? 'GET',
         headers: arm.headers,
-        ...(typeof body === 'function' ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: body() }) }] } : { body }),
+        ...(next ? { requests: [{ setupRequest }] } : { body }),
         connections: opts.connections,
         duration: opts.seconds,
         overallRate: opts.rate,

@@ -35,7 +35,7 @@ const settings = quick
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 const onMeasured = (r: number, arm: Arm, m: Measurement) =>
-  log(`  round ${r + 1} ${arm.name.padEnd(28)} ${m.rps.toFixed(0).padStart(6)} req/s  p99 ${m.p99.toFixed(2).padStart(7)} ms  ${m.cpuMicros.toFixed(0).padStart(5)} µs CPU${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
+  log(`  round ${r + 1} ${arm.name.padEnd(38)} ${m.rps.toFixed(0).padStart(6)} req/s  p99 ${m.p99.toFixed(2).padStart(7)} ms  ${m.cpuMicros.toFixed(0).padStart(5)} µs CPU${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -47,7 +47,7 @@ async function main(): Promise<Report> {
   log(`Building (npm run build, and the ceiling)…`);
   build();
   log('Preparing the database…');
-  const db = await createBenchDatabase(adminUrl, `as_bench_${process.pid}`, { pets: 10_000, orderable: 200_000, placed: 1_000 });
+  const db = await createBenchDatabase(adminUrl, `as_bench_${process.pid}`, { pets: 10_000, owned: 1_000, orderable: 200_000, placed: 1_000 });
   cleanups.push(db.drop);
   const start = async (name: string, entry: string, env: Record<string, string>, ready: string) => {
     const t = await startTarget(name, entry, env, ready);
@@ -56,28 +56,39 @@ async function main(): Promise<Report> {
   };
   // The service as shipped: LOG_LEVEL=info (a line per request) and metrics on, its default pool.
   const service = await start('service', 'dist/src/server.js', { ...db.env, LOG_LEVEL: 'info', METRICS: 'true' }, '/readyz');
-  const ceiling = await start('ceiling', 'dist/bench/baselineServer.js', { ...db.env, ORDER_OWNER: String(db.owner) }, '/pets/1');
+  const ceiling = await start('ceiling', 'dist/bench/baselineServer.js', { ...db.env, ORDER_OWNER: String(db.owner), OPEN_ORDERS_ENTERPRISE: String(db.maxOpenOrders) }, '/pets/1');
 
   const json = { 'content-type': 'application/json' };
   const auth = { authorization: `Bearer ${db.key}` };
   const newPet = JSON.stringify({ name: 'Bench', categoryId: 1 });
-  // Each placeOrder takes a pet nobody has ordered (one sequence for both servers).
-  const newOrder = () => JSON.stringify({ petId: db.nextPet() });
+  // Each placeOrder takes a pet nobody has ordered, each updatePet the next pet of the account (one sequence for both servers).
+  const newOrder = () => ({ body: JSON.stringify({ petId: db.nextPet() }) });
   const pair = (op: string, path: string, extra: Partial<Arm> = {}): [Arm, Arm] => [
     { name: `ceiling ${op}`, url: `${ceiling.baseUrl}${path}`, pid: ceiling.pid, ...extra, headers: { ...extra.headers } },
     { name: `service ${op}`, url: `${service.baseUrl}/v1${path}`, pid: service.pid, ...extra, headers: { ...extra.headers, ...auth } },
   ];
-  const post = (body: string | (() => string)): Partial<Arm> => ({ method: 'POST', headers: json, body, expect: 201 });
+  const post = (body: Partial<Arm>): Partial<Arm> => ({ method: 'POST', headers: json, ...body, expect: 201 });
   const pairs = {
     listPets: pair('listPets limit=20', '/pets?limit=20'),
+    listPetsByCategory: pair('listPets categoryId=7 limit=20', '/pets?categoryId=7&limit=20'),
     getPet: pair('getPet', '/pets/1'),
-    createPet: pair('createPet', '/pets', post(newPet)),
-    placeOrder: pair('placeOrder', '/store/orders', post(newOrder)),
+    createPet: pair('createPet', '/pets', post({ body: newPet })),
+    updatePet: pair('updatePet', '/pets/', { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, next: db.nextPatch }),
+    placeOrder: pair('placeOrder', '/store/orders', post({ next: newOrder })),
     listOrders: pair('listOrders limit=20', '/store/orders?limit=20'),
   };
-  const chosen = creates ? [pairs.createPet, pairs.placeOrder] : Object.values(pairs);
+  // The same read with the ETag the service gave it: a 304, measured right next to the 200 it replaces.
+  const notModified = async (op: string, path: string): Promise<Arm> => {
+    const etag = (await fetch(`${service.baseUrl}/v1${path}`, { headers: auth })).headers.get('etag');
+    if (!etag) throw new Error(`${op} answered without an ETag`);
+    return { name: `service ${op} 304`, url: `${service.baseUrl}/v1${path}`, pid: service.pid, headers: { ...auth, 'if-none-match': etag }, expect: 304 };
+  };
+  const chosen = creates ? [...pairs.createPet, ...pairs.placeOrder] : [
+    ...pairs.listPets, await notModified('listPets limit=20', '/pets?limit=20'), ...pairs.listPetsByCategory, ...pairs.getPet,
+    await notModified('getPet', '/pets/1'), ...pairs.createPet, ...pairs.updatePet, ...pairs.placeOrder, ...pairs.listOrders,
+  ];
   log(`Throughput and CPU: ${settings.rounds} paired rounds of ${settings.seconds} s per arm at ${settings.connections} connections…`);
-  const throughput = await pairedRounds(chosen.flat(), settings.rounds, { ...settings, onMeasured });
+  const throughput = await pairedRounds(chosen, settings.rounds, { ...settings, onMeasured });
 
   let latency = new Map<string, Measurement[]>();
   let rate = 0;

@@ -1329,6 +1329,28 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /** @description No live animal has this identifier (`pet_not_found`); a removed one neither. */
+        PetNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "pet_not_found",
+                 *       "message": "Pet 42 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
         /**
          * @description A request with this `Idempotency-Key` is still being processed and did
          *     not finish within 3 seconds (`idempotency_key_in_use`). Retry later.
@@ -2238,14 +2260,14 @@ export interface components {
         /** @description Identifier of the animal. */
         PetId: number;
         /**
-         * @description The `ETag` of the animal as you last read it (or `*` for any current
-         *     state): the change is made only if the animal still has it, else `412`.
-         *     Recommended: without it, a change overwrites whatever is there.
+         * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
+         *     any current state): the change is made only if the animal still has it,
+         *     else `412`. Recommended: without it, a change overwrites whatever is there.
          */
         IfMatch: string;
         /**
-         * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
-         *     among them, the answer is `304 Not Modified` with no body.
+         * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
+         *     current one is among them, the answer is `304 Not Modified` with no body.
          */
         IfNoneMatch: string;
         /** @description Return only animals of this category (combinable with `status`). */
@@ -2351,8 +2373,8 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
-                 *     among them, the answer is `304 Not Modified` with no body.
+                 * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
+                 *     current one is among them, the answer is `304 Not Modified` with no body.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2459,8 +2481,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description `ETag`s you already hold (RFC 9110 §13.1.2): when the current one is
-                 *     among them, the answer is `304 Not Modified` with no body.
+                 * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
+                 *     current one is among them, the answer is `304 Not Modified` with no body.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2692,9 +2714,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The `ETag` of the animal as you last read it (or `*` for any current
-                 *     state): the change is made only if the animal still has it, else `412`.
-                 *     Recommended: without it, a change overwrites whatever is there.
+                 * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
+                 *     any current state): the change is made only if the animal still has it,
+                 *     else `412`. Recommended: without it, a change overwrites whatever is there.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -2729,7 +2751,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PetForbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["PetConflict"];
             412: components["responses"]["PreconditionFailed"];
@@ -2745,9 +2767,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The `ETag` of the animal as you last read it (or `*` for any current
-                 *     state): the change is made only if the animal still has it, else `412`.
-                 *     Recommended: without it, a change overwrites whatever is there.
+                 * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
+                 *     any current state): the change is made only if the animal still has it,
+                 *     else `412`. Recommended: without it, a change overwrites whatever is there.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -2790,7 +2812,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PetForbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["PetConflict"];
             412: components["responses"]["PreconditionFailed"];

@@ -33,10 +33,10 @@ export interface ApiKeyIdentity {
   expiresAt: number | null;
 }
 
-/** Prefixes (13 hex digits of the hash) of the unrevoked keys changed by transactions at or after `since`, and where the next read starts. */
+/** Prefixes (13 hex digits of the hash) of the unrevoked keys changed by transactions the last read could not see, and what this read saw. */
 export interface KeyChanges {
-  /** The oldest transaction still running when read (pg_snapshot_xmin): the next read starts there. */
-  xmin: string;
+  /** The snapshot read in (pg_snapshot's text, `xmin:xmax:xip,…`): the next read takes what it could not see. */
+  snapshot: string;
   active: string[];
 }
 
@@ -199,16 +199,20 @@ export function accountsRepository(pool: pg.Pool) {
     },
 
     /**
-     * Prefixes of the unrevoked keys changed by transactions from `since` on (every key, when
-     * null). The next read starts at the oldest transaction still running now, so a key is
-     * read again only while a transaction older than its own is still open.
+     * Prefixes of the unrevoked keys changed by transactions that snapshot `since` (the last
+     * read's) could not see: begun after it (xmax on) or running then (its xip list); every
+     * key when null. So each change is read once, however long another transaction stays open
+     * (reading from the oldest running transaction on re-read every change since, at every
+     * refresh, while any older transaction on the server stayed open). The bounds are passed
+     * as values, not pg_snapshot functions of a parameter, so that the planner uses the index.
      */
     async changesSince(since: string | null): Promise<KeyChanges> {
+      const [, xmax = '0', xip = ''] = since?.split(':') ?? [];
       const { rows } = await pool.query<KeyChanges>(
-        `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+        `SELECT pg_current_snapshot()::text AS snapshot,
                 coalesce(array_agg(left(key_hash, 13)) FILTER (WHERE revoked_at IS NULL), '{}') AS active
-           FROM api_keys WHERE changed_xid >= coalesce($1::xid8, '0'::xid8)`,
-        [since],
+           FROM api_keys WHERE changed_xid >= $1::xid8 OR changed_xid = ANY ($2::xid8[])`,
+        [xmax, xip === '' ? [] : xip.split(',')],
       );
       return rows[0]!;
     },

@@ -6,7 +6,7 @@ const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);
 /**
  * Every key the database has issued, as a prefix of its hash, so that a key nobody issued is
  * refused without asking the database. Read again every `intervalMs`, only the keys of
- * transactions still running at the last read or since (a bulk insert is read once). A
+ * transactions the last read could not see (a bulk insert is read once). A
  * revoked key's prefix stays: another key may share it, and revocation is the lookup's to
  * enforce (the key cache's ttl bounds it). A key the index lacks may have been issued a
  * moment ago (by the CLI, another instance): it waits for the next refresh rather than costing a lookup of its own, so
@@ -21,7 +21,7 @@ export async function startKeyIndex(changesSince: (since: string | null) => Prom
   async function refresh(): Promise<void> {
     const changes = await changesSince(since);
     for (const prefix of changes.active) prefixes.add(prefixOf(prefix));
-    since = changes.xmin;
+    since = changes.snapshot;
   }
 
   let running = false;

@@ -70,10 +70,9 @@ export default fp(
       KEY_INDEX_REFRESH_MS,
     );
     const usage = startKeyUsage(repository.recordUse, KEY_USAGE_FLUSH_MS, (err) => app.log.warn({ err: err.message }, 'recording when API keys were last used failed'));
-    app.addHook('onClose', async () => {
-      index.stop();
-      await usage.stop();
-    });
+    app.addHook('onClose', async () => index.stop());
+    // preClose: the last uses are written while the database (closed in its own onClose, which runs first) is still open.
+    app.addHook('preClose', () => usage.stop());
     app.decorate('flushKeyUsage', usage.flush);
     // A key made here is accepted here at once, not at the index's next refresh.
     const indexed = <T extends { secret: string }>(key: T) => (index.add(hashApiKey(key.secret)), key);

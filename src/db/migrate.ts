@@ -11,10 +11,11 @@ const MIGRATION_LOCK = 727_274_001;
  * Applies every SQL file in migrations/ not yet recorded, in name order, all in one
  * transaction that holds a transaction-level advisory lock: nothing outlives the
  * transaction, so this works through a transaction-pooling PgBouncer as well as directly,
- * and a failed file leaves the schema as it was.
+ * and a failed file leaves the schema as it was. `upTo`: only the files up to that name (a
+ * database as an earlier version left it, for tests of the next migration).
  */
-export async function migrate(pool: pg.Pool): Promise<string[]> {
-  const files = (await readdir(migrationsDir)).filter((f) => f.endsWith('.sql')).sort();
+export async function migrate(pool: pg.Pool, opts: { upTo?: string } = {}): Promise<string[]> {
+  const files = (await readdir(migrationsDir)).filter((f) => f.endsWith('.sql') && (opts.upTo === undefined || f <= opts.upTo)).sort();
   // Read before the transaction opens, so that it never idles waiting on the disk.
   const sql = await Promise.all(files.map((file) => readFile(path.join(migrationsDir, file), 'utf8')));
   return withTransaction(pool, async (client) => {

@@ -15,11 +15,12 @@ export function petHandlers({ pets, urls }: { pets: PetsRepository; urls: Resour
       const query = request.query as PageQuery & typeof request.query;
       const page = await pets.list({ limit: query.limit, status: query.status, categoryId: query.categoryId, afterId: pageStart(query) });
       linkNextPage(reply, urls.list, query, page);
-      // The tag of the page's bytes (the serializer is JSON.stringify too, api/plugin.ts).
-      const etag = weakEtag(JSON.stringify(page.rows));
+      // Serialized once: the bytes are the weak ETag's input and the body (a string with its type set is sent as is).
+      const body = JSON.stringify(page.rows);
+      const etag = weakEtag(body);
       reply.header('etag', etag);
       if (noneMatchFails(request.headers['if-none-match'], etag)) return notModified(reply);
-      return page.rows;
+      return reply.type('application/json; charset=utf-8').send(body) as never;
     },
 
     async createPet(request, reply) {

@@ -177,6 +177,7 @@ describe.skipIf(skip)('through PgBouncer in transaction pooling mode', () => {
         plan: 'pro',
         perMinute: null,
         perDay: null,
+        maxOpenOrders: null,
         scopes: created.scopes,
         expiresAt: null,
       });

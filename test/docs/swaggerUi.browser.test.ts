@@ -120,7 +120,7 @@ describe('Swagger UI in a real browser', () => {
     expect(res.headers.get('cache-control')).toBeNull();
   });
 
-  it('works on first click: authorize (kept across a reload), list, create twice, get the deprecated operation, place and complete an order, create an API key', async () => {
+  it('works on first click: authorize (kept across a reload), list, create twice, get the deprecated operation, edit an animal, place and complete an order, create an API key', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(WAIT);
@@ -199,12 +199,41 @@ describe('Swagger UI in a real browser', () => {
       expect(await get.getAttribute('class')).toContain('opblock-deprecated');
       await tryItOut(page, 'getPet');
       await get.locator('text=Warning: Deprecated').waitFor({ timeout: WAIT });
+      // If-None-Match not pre-filled: a tag there could make the answer a body-less 304.
+      expect(await get.locator('tr[data-param-name="If-None-Match"] input').inputValue()).toBe('');
       await get.locator('tr[data-param-name="petId"] input').fill(String(created[1].id));
       const got = await execute(page, get, '05-getPet-200-deprecated.png');
       expect(got.status).toBe('200');
       expect(got.body).toEqual(created[1]);
       const response = await got.request.response();
       expect(response?.headers()['deprecation']).toMatch(/^@\d+$/);
+      const etag = response?.headers()['etag'];
+      expect(etag).toMatch(/^"\d+"$/);
+
+      // Edit that animal: updatePet with the ETag getPet showed in If-Match, in the media type
+      // Swagger UI offers first (openapi.yaml lists merge-patch before application/json).
+      const update = await tryItOut(page, 'updatePet');
+      await update.locator('tr[data-param-name="petId"] input').fill(String(created[1].id));
+      // Not pre-filled: a tag of another version there answers 412.
+      const ifMatch = update.locator('tr[data-param-name="If-Match"] input');
+      expect(await ifMatch.inputValue()).toBe('');
+      await ifMatch.fill(etag!);
+      const mediaType = await update.locator('.opblock-section-request-body select').inputValue();
+      expect(mediaType).toBe('application/merge-patch+json');
+      await update.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'edited in swagger' }, null, 2));
+      const edited = await execute(page, update, '06-updatePet-200.png');
+      expect(edited.status, JSON.stringify(edited.body)).toBe('200');
+      expect(edited.body).toEqual({ ...created[1], name: 'edited in swagger' });
+      expect(edited.request.method()).toBe('PATCH');
+      expect(edited.request.headers()['content-type']).toBe(mediaType);
+      expect(edited.request.headers()['if-match']).toBe(etag);
+      expect(JSON.parse(edited.request.postData()!)).toEqual({ name: 'edited in swagger' });
+      const newEtag = (await edited.request.response())?.headers()['etag'];
+      expect(newEtag).toMatch(/^"\d+"$/);
+      expect(newEtag).not.toBe(etag);
+      const renamed = await server.api.GET('/pets/{petId}', { params: { path: { petId: created[1].id } } });
+      expect(renamed.data).toEqual({ ...created[1], name: 'edited in swagger' });
+      expect(renamed.response.headers.get('etag')).toBe(newEtag);
 
       // The experimental adoption orders, marked so in the summary: order the first animal, then complete the order.
       for (const id of ['placeOrder', 'listOrders', 'getOrder', 'completeOrder', 'cancelOrder']) {
@@ -213,14 +242,14 @@ describe('Swagger UI in a real browser', () => {
       const place = await tryItOut(page, 'placeOrder');
       expect(await place.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).toBe('');
       await place.locator('textarea.body-param__text').fill(JSON.stringify({ petId: created[0].id }, null, 2));
-      const placed = await execute(page, place, '06-placeOrder-201.png');
+      const placed = await execute(page, place, '07-placeOrder-201.png');
       expect(placed.status, JSON.stringify(placed.body)).toBe('201');
       expect(placed.body).toMatchObject({ petId: created[0].id, status: 'placed' });
       expect((await placed.request.response())?.headers()['api-stability']).toBe('experimental');
 
       const complete = await tryItOut(page, 'completeOrder');
       await complete.locator('tr[data-param-name="orderId"] input').fill(String(placed.body.id));
-      const completed = await execute(page, complete, '07-completeOrder-200.png');
+      const completed = await execute(page, complete, '08-completeOrder-200.png');
       expect(completed.status, JSON.stringify(completed.body)).toBe('200');
       expect(completed.body).toEqual({ ...placed.body, status: 'completed', updatedAt: expect.any(String) });
       const pet = await server.api.GET('/pets/{petId}', { params: { path: { petId: created[0].id } } });
@@ -232,7 +261,7 @@ describe('Swagger UI in a real browser', () => {
       }
       const createKey = await tryItOut(page, 'createApiKey');
       await createKey.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'from swagger' }, null, 2));
-      const made = await execute(page, createKey, '08-createApiKey-201.png');
+      const made = await execute(page, createKey, '09-createApiKey-201.png');
       expect(made.status, JSON.stringify(made.body)).toBe('201');
       expect(made.request.headers()['authorization']).toBe(`Bearer ${server.key}`);
       expect(JSON.parse(made.request.postData()!)).toEqual({ name: 'from swagger' });

@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
-import { expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '../helpers/poll.js';
 import type { Clock } from '../../src/clock.js';
 import { redisUrl, withoutRedis } from '../helpers/services.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import { startTestServer as startServer, type TestServer, type TestServerOptions } from '../helpers/testServer.js';
 
 /** The shared Redis of the test run (TEST_REDIS_URL or 127.0.0.1:6379), as globalSetup probed it. */
@@ -123,4 +124,27 @@ export function parseRateLimit(value: string | null): Record<string, { r: number
     if (m) out[m[1]!] = { r: Number(m[2]), t: Number(m[3]) };
   }
   return out;
+}
+
+/**
+ * Two instances on one database sharing one Redis with its own prefix (a timeout long enough for
+ * exact shared counts, not degradation), on one clock as NTP gives them; started before the
+ * describe's tests and closed after. Call inside a describe.
+ */
+export function twoInstancesSharingRedis(clock: Clock): { a(): TestServer; b(): TestServer } {
+  let db: TestDatabase;
+  let a: TestServer | undefined;
+  let b: TestServer | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix(), REDIS_TIMEOUT_MS: '2000' };
+    a = await startTestServer(env, { db, clock });
+    b = await startTestServer(env, { db, clock });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await db?.drop();
+  });
+  return { a: () => a!, b: () => b! };
 }

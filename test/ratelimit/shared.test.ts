@@ -1,36 +1,22 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import type { TestServer } from '../helpers/testServer.js';
 import { withoutRedis } from '../helpers/services.js';
-import { cleanupSharedRedis, listOne, REDIS_URL, sendMany, startTestServer, uniquePrefix } from './helpers.js';
+import { cleanupSharedRedis, listOne, REDIS_URL, sendMany, startTestServer, twoInstancesSharingRedis, uniquePrefix } from './helpers.js';
 
 afterAll(() => cleanupSharedRedis());
 
 describe.skipIf(withoutRedis())('two instances sharing Redis', () => {
   // One clock for both instances (as NTP gives them), standing still: no minute ends mid-test.
   const clock = manualClock();
-  let db: TestDatabase;
-  let a: TestServer | undefined;
-  let b: TestServer | undefined;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix(), REDIS_TIMEOUT_MS: '2000' }; // exact shared counts, not degradation
-    a = await startTestServer(env, { db, clock: clock.now });
-    b = await startTestServer(env, { db, clock: clock.now });
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    await db?.drop();
-  });
+  const { a, b } = twoInstancesSharingRedis(clock.now);
 
   it('admit exactly one quota between them: 120 concurrent requests of a free key give 60 × 200 and 60 × 429', async () => {
-    const key = await a!.createKey('free');
-    expect((await b!.app.accounts.list()).map((k) => k.plan)).toContain('free'); // one database
+    const key = await a().createKey('free');
+    expect((await b().app.accounts.list()).map((k) => k.plan)).toContain('free'); // one database
     let sent = 0;
-    const responses = await sendMany(120, () => listOne(sent++ % 2 === 0 ? a! : b!, key), 120); // all at once
+    const responses = await sendMany(120, () => listOne(sent++ % 2 === 0 ? a() : b(), key), 120); // all at once
     const count = (status: number) => responses.filter((r) => r.response.status === status).length;
     expect({ 200: count(200), 429: count(429) }).toEqual({ 200: 60, 429: 60 });
     // A burst is refused, not banned.
@@ -39,15 +25,15 @@ describe.skipIf(withoutRedis())('two instances sharing Redis', () => {
     // Refusals are shared too: past the grace, the 11th refusal counted across both instances starts the ban.
     clock.advance(2_000);
     const after: Array<string | undefined> = [];
-    for (let i = 0; i < 11; i++) after.push((await listOne(i % 2 === 0 ? a! : b!, key)).error?.code);
+    for (let i = 0; i < 11; i++) after.push((await listOne(i % 2 === 0 ? a() : b(), key)).error?.code);
     expect(after).toEqual([...Array(10).fill('rate_limited'), 'temporarily_banned']);
   });
 
   it('admit exactly the quota of a busy key that reserves requests in batches', async () => {
     // 2,500 a minute: the first requests reserve 2 at a time, the last ones go to Redis one by one.
-    const key = await a!.createKey('enterprise', { perMinute: 2500, perDay: 100_000 });
+    const key = await a().createKey('enterprise', { perMinute: 2500, perDay: 100_000 });
     let sent = 0;
-    const responses = await sendMany(2600, () => listOne(sent++ % 2 === 0 ? a! : b!, key), 20);
+    const responses = await sendMany(2600, () => listOne(sent++ % 2 === 0 ? a() : b(), key), 20);
     const count = (status: number) => responses.filter((r) => r.response.status === status).length;
     expect({ 200: count(200), 429: count(429) }).toEqual({ 200: 2500, 429: 100 });
   });

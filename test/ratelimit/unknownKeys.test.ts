@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountsRepository } from '../../src/accounts/repository.js';
+import { countKeyLookups } from '../helpers/accounts.js';
 import { manualClock } from '../helpers/clock.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
@@ -8,15 +9,6 @@ import { startTestServer, type TestServer } from '../helpers/testServer.js';
 const list = (server: TestServer, key: string) => server.api.GET('/pets', { headers: { authorization: `Bearer ${key}` } });
 
 const madeUpKey = () => `as_${randomBytes(32).toString('base64url')}`;
-
-/** Counts the statements that look one key up by its hash (the index's own refreshes are not lookups). */
-function countKeyLookups(server: TestServer) {
-  const query = vi.spyOn(server.app.database.pool, 'query');
-  return {
-    count: () => query.mock.calls.filter(([sql]) => typeof sql === 'string' && sql.includes('WHERE k.key_hash = $1')).length,
-    restore: () => query.mockRestore(),
-  };
-}
 
 describe('made-up keys', () => {
   // Time moves only when a test says: every request below falls within one instant.

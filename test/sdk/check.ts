@@ -2,6 +2,7 @@
 // server, and drives each client through the same scenario with the driver in test/sdk/<lang>/.
 // Prints one table (✓/✗ per cell) and exits non-zero if any cell is ✗. See docs/SDKS.md.
 import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createKey } from '../helpers/apiKeys.js';
@@ -23,7 +24,7 @@ scenario and prints one table; exits 1 if any cell fails. Toolchains: sh test/sd
 See docs/SDKS.md.`;
 const { values: args } = parseCommandLine(USAGE, { options: { language: { type: 'string' } } });
 
-const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts', 'keys'] as const;
+const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts', 'keys', 'lifecycle'] as const;
 const HEADINGS = [
   'Language',
   'Generation warnings',
@@ -34,6 +35,7 @@ const HEADINGS = [
   'orders (experimental)',
   'order errors',
   'account keys (experimental)',
+  'update/delete/ETags',
 ];
 const sdkDir = path.join(projectRoot, 'test', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');
@@ -216,7 +218,14 @@ await runCommand(async () => {
   let failed = false;
   for (const [i, lang] of languages.entries()) {
     const { warningCell, driver, stepCell } = prepared[i]!;
-    const env = { SDK_BASE_URL: `${server.baseUrl}/v1`, SDK_KEY: key!, SDK_TINY_KEY: tinyKeys[i]!, SDK_PREFIX: `sdk-${lang.name.toLowerCase()}-${process.pid}` };
+    const env = {
+      SDK_BASE_URL: `${server.baseUrl}/v1`,
+      SDK_KEY: key!,
+      SDK_TINY_KEY: tinyKeys[i]!,
+      SDK_PREFIX: `sdk-${lang.name.toLowerCase()}-${process.pid}`,
+      // A category of its own (random: no other pet of the run has it), above 2^40 so that every SDK carries it as a 64-bit integer.
+      SDK_CATEGORY: String(randomInt(2 ** 40, 2 ** 47)),
+    };
     const cells = driver ? await drive(driver, env) : STEPS.map(() => stepCell!);
     rows.push([lang.name, ...[warningCell, ...cells].map((cell) => cell.text)]);
     if (!warningCell.ok || cells.some((cell) => !cell.ok)) failed = true;

@@ -106,11 +106,11 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // The first request looks its key up (then cached); the others only run their own statement.
     expect(statements(list)).toEqual([
       ['SELECT', expect.stringMatching(/^SELECT k\.id, k\.account_id .* FROM api_keys k JOIN accounts a .* WHERE k\.key_hash = \$1 /)],
-      ['SELECT', expect.stringMatching(/^SELECT id, name, category_id .* FROM pets WHERE id > \$1 ORDER BY id LIMIT \$2$/)],
+      ['SELECT', expect.stringMatching(/^SELECT id, name, category_id .* FROM pets WHERE id > \$1 AND deleted_at IS NULL ORDER BY id LIMIT \$2$/)],
     ]);
-    expect(statements(get)).toEqual([['SELECT', expect.stringMatching(/ FROM pets WHERE id = \$1$/)]]);
+    expect(statements(get)).toEqual([['SELECT', expect.stringMatching(/ FROM pets WHERE id = \$1 AND deleted_at IS NULL$/)]]);
     expect(statements(create)).toEqual([['INSERT', expect.stringMatching(/^INSERT INTO pets \(name, category_id, status, created_by\) SELECT \$1, \$2, \$3, \$4 /)]]);
-    expect(statements(continued)).toEqual([['SELECT', expect.stringMatching(/ FROM pets WHERE id > \$1 ORDER BY id LIMIT \$2$/)]]);
+    expect(statements(continued)).toEqual([['SELECT', expect.stringMatching(/ FROM pets WHERE id > \$1 AND deleted_at IS NULL ORDER BY id LIMIT \$2$/)]]);
     // Nothing else: the statements of start-up and of creating the test's key, outside any request, are not traced.
     expect(spans.length).toBe(4 + 2 + 1 + 1 + 1);
   });

@@ -29,8 +29,8 @@ ALTER TABLE api_keys ALTER COLUMN scopes DROP DEFAULT, ALTER COLUMN prefix DROP 
 CREATE INDEX api_keys_account_id_idx ON api_keys (account_id, id);
 
 -- Which transaction last created or changed a key: each instance reads the keys changed by
--- transactions not yet finished at its last look (src/auth/keyIndex.ts), so a bulk insert is
--- read once, not again for a minute as a timestamp overlap did.
+-- transactions its last look could not see (src/auth/keyIndex.ts), so a bulk insert is read
+-- once, not again for a minute as a timestamp overlap did.
 ALTER TABLE api_keys ADD COLUMN changed_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 CREATE INDEX api_keys_changed_xid_idx ON api_keys (changed_xid);
 DROP INDEX api_keys_changed_at_idx;

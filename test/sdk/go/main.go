@@ -1,5 +1,5 @@
 // The sdk:check scenario through Redocly's generated Go client (package sdkcheck/client).
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
 package main
 
 import (
@@ -29,6 +29,8 @@ var (
 	// A key's secret as CreateApiKey and RollApiKey answer it: ask_, 30 random base62 characters and a 6-character checksum.
 	secretPattern = regexp.MustCompile(`^ask_[0-9A-Za-z]{36}$`)
 	scopePattern  = regexp.MustCompile(`scope="[^"]*"`)
+	// A strong entity tag (RFC 9110 §8.8.3): a quoted string with no W/ prefix.
+	strongEtag = regexp.MustCompile(`^"[^"]*"$`)
 )
 
 // remember keeps the response and a copy of its body, handing the client an unread body.
@@ -39,7 +41,7 @@ func remember(resp *http.Response) {
 	resp.Body = io.NopCloser(bytes.NewReader(lastBody))
 }
 
-func newClient(apiKey string, idempotencyKey func() string) *client.Client {
+func newConfig(apiKey string, idempotencyKey func() string) client.Config {
 	config := client.Config{
 		ServerURL:      os.Getenv("SDK_BASE_URL"),
 		IdempotencyKey: idempotencyKey,
@@ -48,6 +50,18 @@ func newClient(apiKey string, idempotencyKey func() string) *client.Client {
 	if apiKey != "" {
 		config.Auth = client.Auth{Bearer: func() string { return apiKey }}
 	}
+	return config
+}
+
+func newClient(apiKey string, idempotencyKey func() string) *client.Client {
+	return client.New(newConfig(apiKey, idempotencyKey))
+}
+
+// withHeader is a client of SDK_KEY sending one more header: the Go client takes request
+// headers per client (Config.Headers), and has no If-Match or If-None-Match argument.
+func withHeader(name, value string) *client.Client {
+	config := newConfig(os.Getenv("SDK_KEY"), nil)
+	config.Headers = map[string]string{name: value}
 	return client.New(config)
 }
 
@@ -356,5 +370,96 @@ func main() {
 			return "", fmt.Errorf("old key expires %.3f s after the roll", gap)
 		}
 		return fmt.Sprintf("ask_ key 201, createPet 403 %s, listPets 200, roll 201 (60 s), listed", scopePattern.FindString(challenge)), nil
+	})
+	step("lifecycle", func() (string, error) {
+		made, madeHeaders, err := api.CreatePetWithHeaders(ctx, client.NewPet{Name: prefix + "-life", CategoryId: 3})
+		if err != nil {
+			return "", err
+		}
+		if last.StatusCode != 201 || madeHeaders.Etag == nil || !strongEtag.MatchString(*madeHeaders.Etag) {
+			return "", fmt.Errorf("createPet: %d, ETag %v", last.StatusCode, madeHeaders.Etag)
+		}
+		etag := *madeHeaders.Etag
+		// A 304 is not an error to the Go client: it decodes the empty body as a Pet, which is io.EOF.
+		_, _, err = withHeader("If-None-Match", etag).GetPetWithHeaders(ctx, made.Id)
+		if !errors.Is(err, io.EOF) || last.StatusCode != 304 || len(lastBody) != 0 {
+			return "", fmt.Errorf("getPet If-None-Match: %d, %d bytes, %v", last.StatusCode, len(lastBody), err)
+		}
+		if got := last.Header.Get("ETag"); got != etag {
+			return "", fmt.Errorf("304 ETag: %q", got)
+		}
+		name := prefix + "-renamed"
+		patched, patchedHeaders, err := withHeader("If-Match", etag).UpdatePetWithHeaders(ctx, made.Id, client.PetPatch{Name: &name})
+		if err != nil {
+			return "", err
+		}
+		mediaType := last.Request.Header.Get("Content-Type")
+		if last.StatusCode != 200 || patched.Name != name {
+			return "", fmt.Errorf("updatePet: %d %s", last.StatusCode, patched.Name)
+		}
+		if patchedHeaders.Etag == nil || !strongEtag.MatchString(*patchedHeaders.Etag) || *patchedHeaders.Etag == etag {
+			return "", fmt.Errorf("updatePet ETag: %v after %s", patchedHeaders.Etag, etag)
+		}
+		newEtag := *patchedHeaders.Etag
+		overwrite := prefix + "-overwritten"
+		_, err = withHeader("If-Match", etag).UpdatePet(ctx, made.Id, client.PetPatch{Name: &overwrite})
+		if err := errorCode(err, 412, "precondition_failed"); err != nil {
+			return "", err
+		}
+		kept, keptHeaders, err := api.GetPetWithHeaders(ctx, made.Id)
+		if err != nil {
+			return "", err
+		}
+		if kept.Name != name || keptHeaders.Etag == nil || *keptHeaders.Etag != newEtag {
+			return "", fmt.Errorf("after the 412: %s %v", kept.Name, keptHeaders.Etag)
+		}
+		if _, err := withHeader("If-Match", newEtag).DeletePetWithHeaders(ctx, made.Id); err != nil {
+			return "", err
+		}
+		if last.StatusCode != 204 {
+			return "", fmt.Errorf("deletePet: %d", last.StatusCode)
+		}
+		_, err = api.GetPet(ctx, made.Id)
+		if err := errorCode(err, 404, "pet_not_found"); err != nil {
+			return "", err
+		}
+
+		categoryId, err := strconv.ParseInt(os.Getenv("SDK_CATEGORY"), 10, 64)
+		if err != nil {
+			return "", err
+		}
+		var mine []int64
+		for i := 0; i < 3; i++ {
+			pet, err := api.CreatePet(ctx, client.NewPet{Name: fmt.Sprintf("%s-category-%d", prefix, i), CategoryId: categoryId})
+			if err != nil {
+				return "", err
+			}
+			if pet.CategoryId != categoryId {
+				return "", fmt.Errorf("created in category %d, not %d", pet.CategoryId, categoryId)
+			}
+			mine = append(mine, pet.Id)
+		}
+		limit := int64(1)
+		pages := 0
+		var seen []int64
+		var failure error
+		api.ListPetsPages(ctx, &client.ListPetsParams{Limit: &limit, CategoryId: &categoryId})(func(page []client.Pet, err error) bool {
+			if err != nil {
+				failure = err
+				return false
+			}
+			pages++
+			for _, pet := range page {
+				seen = append(seen, pet.Id)
+			}
+			return true
+		})
+		if failure != nil {
+			return "", failure
+		}
+		if fmt.Sprint(seen) != fmt.Sprint(mine) {
+			return "", fmt.Errorf("category %d: listed %v, made %v", categoryId, seen, mine)
+		}
+		return fmt.Sprintf("304, PATCH %s %s->%s, 412, 204, 404; category: 3 of 3 in %d pages", strings.TrimPrefix(mediaType, "application/"), etag, newEtag, pages), nil
 	})
 }

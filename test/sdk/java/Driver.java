@@ -1,5 +1,5 @@
 // The sdk:check scenario through Redocly's generated Java client (animalstoreapi.Client).
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
 import animalstoreapi.Client;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -41,6 +41,8 @@ public class Driver {
     /** A key's secret as createApiKey and rollApiKey answer it: ask_, 30 random base62 characters and a 6-character checksum. */
     static final Pattern SECRET = Pattern.compile("^ask_[0-9A-Za-z]{36}$");
     static final List<Client.Order> orders = new ArrayList<>();
+    /** A strong entity tag (RFC 9110 §8.8.3): a quoted string with no W/ prefix. */
+    static final Pattern STRONG_ETAG = Pattern.compile("^\"[^\"]*\"$");
 
     /**
      * The client's HttpClient, keeping a copy of each response body in lastBody: a middleware
@@ -93,6 +95,18 @@ public class Driver {
     }
 
     static Client client(String apiKey, String idempotencyKey) {
+        return new Client(config(apiKey, idempotencyKey));
+    }
+
+    /**
+     * A client of SDK_KEY sending one more header: the Java client takes request headers per
+     * client (Config.header), and has no If-Match or If-None-Match argument.
+     */
+    static Client withHeader(String name, String value) {
+        return new Client(config(System.getenv("SDK_KEY"), null).header(name, value));
+    }
+
+    static Client.Config config(String apiKey, String idempotencyKey) {
         Client.Config config = new Client.Config()
             .serverUrl(System.getenv("SDK_BASE_URL"))
             .httpClient(new Recording())
@@ -105,7 +119,7 @@ public class Driver {
             });
         if (apiKey != null) config.auth(new Client.Auth().bearer(apiKey));
         if (idempotencyKey != null) config.idempotencyKey(() -> idempotencyKey);
-        return new Client(config);
+        return config;
     }
 
     static void step(String name, Callable<String> run) {
@@ -254,6 +268,44 @@ public class Driver {
             Matcher scope = Pattern.compile("scope=\"[^\"]*\"").matcher(challenge);
             check(scope.find(), "WWW-Authenticate: " + challenge);
             return "ask_ key 201, createPet 403 " + scope.group() + ", listPets 200, roll 201 (60 s), listed";
+        });
+            step("lifecycle", () -> {
+            var made = api.createPetWithHeaders(new Client.NewPet(PREFIX + "-life", 3L, null));
+            Object etag = made.headers().get("etag");
+            check(made.status() == 201 && etag instanceof String tag && STRONG_ETAG.matcher(tag).matches(), "createPet: " + made.status() + ", ETag " + etag);
+            Long id = made.data().id();
+            // A 304 is not an error to the Java client: an Envelope with status 304 and no data.
+            var unchanged = withHeader("If-None-Match", (String) etag).getPetWithHeaders(id);
+            check(unchanged.status() == 304 && unchanged.data() == null && lastBody.length == 0, "getPet If-None-Match: " + unchanged.status() + " " + unchanged.data());
+            check(etag.equals(unchanged.headers().get("etag")), "304 ETag: " + unchanged.headers().get("etag"));
+            String name = PREFIX + "-renamed";
+            var patched = withHeader("If-Match", (String) etag).updatePetWithHeaders(id, new Client.PetPatch(name, null, null));
+            String mediaType = last.request().headers().firstValue("Content-Type").orElse("");
+            check(patched.status() == 200 && name.equals(patched.data().name()), "updatePet: " + patched.status() + " " + patched.data().name());
+            Object newEtag = patched.headers().get("etag");
+            check(newEtag instanceof String tag && STRONG_ETAG.matcher(tag).matches() && !tag.equals(etag), "updatePet ETag: " + newEtag + " after " + etag);
+            expectError(412, "precondition_failed", () -> withHeader("If-Match", (String) etag).updatePet(id, new Client.PetPatch(PREFIX + "-overwritten", null, null)));
+            var kept = api.getPetWithHeaders(id);
+            check(name.equals(kept.data().name()) && newEtag.equals(kept.headers().get("etag")), "after the 412: " + kept.data().name() + " " + kept.headers().get("etag"));
+            var deleted = withHeader("If-Match", (String) newEtag).deletePetWithHeaders(id);
+            check(deleted.status() == 204, "deletePet: " + deleted.status());
+            expectError(404, "pet_not_found", () -> api.getPet(id));
+
+            Long categoryId = Long.valueOf(System.getenv("SDK_CATEGORY"));
+            List<Long> mine = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                var pet = api.createPet(new Client.NewPet(PREFIX + "-category-" + i, categoryId, null));
+                check(categoryId.equals(pet.categoryId()), "created in category " + pet.categoryId() + ", not " + categoryId);
+                mine.add(pet.id());
+            }
+            int pages = 0;
+            List<Long> seen = new ArrayList<>();
+            for (var page : api.listPetsPages(new Client.ListPetsParams().limit(1L).categoryId(categoryId))) {
+                pages++;
+                for (var pet : page) seen.add(pet.id());
+            }
+            check(seen.equals(mine), "category " + categoryId + ": listed " + seen + ", made " + mine);
+            return "304, PATCH " + mediaType.replaceFirst("^application/", "") + " " + etag + "->" + newEtag + ", 412, 204, 404; category: 3 of 3 in " + pages + " pages";
         });
     }
 }

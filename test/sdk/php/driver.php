@@ -1,6 +1,6 @@
 <?php
 // The sdk:check scenario through Redocly's generated PHP client (the file SDK_CLIENT names).
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
 declare(strict_types=1);
 
 require getenv('SDK_CLIENT');
@@ -12,12 +12,14 @@ use AnimalStoreApi\NewOrder;
 use AnimalStoreApi\NewApiKey;
 use AnimalStoreApi\NewPet;
 use AnimalStoreApi\OrderStatus;
+use AnimalStoreApi\PetPatch;
 use AnimalStoreApi\PetStatus;
 use AnimalStoreApi\RollApiKey;
 use AnimalStoreApi\Scope;
 
-[$baseUrl, $key, $tinyKey, $prefix] = array_map('getenv', ['SDK_BASE_URL', 'SDK_KEY', 'SDK_TINY_KEY', 'SDK_PREFIX']);
+[$baseUrl, $key, $tinyKey, $prefix, $category] = array_map('getenv', ['SDK_BASE_URL', 'SDK_KEY', 'SDK_TINY_KEY', 'SDK_PREFIX', 'SDK_CATEGORY']);
 $last = null; // the last response (set by the middleware), which ApiError does not carry: Retry-After is read from it
+$lastRequest = null; // the last request as sent (its Content-Type)
 
 function client(?string $apiKey): Client
 {
@@ -27,6 +29,7 @@ function client(?string $apiKey): Client
         auth: $apiKey === null ? [] : ['bearer' => $apiKey],
         retry: ['attempts' => 1],
         middleware: [function (array $request, callable $next): array {
+            $GLOBALS['lastRequest'] = $request;
             return $GLOBALS['last'] = $next($request);
         }],
     ));
@@ -193,4 +196,55 @@ step('keys', function () use ($api, $prefix): string {
     check(abs($overlap - 60) <= 1, "old key expires $overlap s after the roll");
     preg_match('/scope="[^"]*"/', $challenge, $scope);
     return "ask_ key 201, createPet 403 {$scope[0]}, listPets 200, roll 201 (60 s), listed";
+});
+
+// A strong entity tag (RFC 9110 §8.8.3): a quoted string with no W/ prefix.
+const STRONG_ETAG = '/^"[^"]*"$/';
+
+step('lifecycle', function () use ($api, $prefix, $category): string {
+    $made = $api->createPetWithHeaders(new NewPet(name: "$prefix-life", categoryId: 3));
+    $etag = $made->headers['etag'] ?? '';
+    check($made->status === 201 && preg_match(STRONG_ETAG, $etag) === 1, "createPet: {$made->status}, ETag $etag");
+    $id = $made->data->id;
+    // The client has no If-None-Match or If-Match argument: they go in $headers. A 304 is not an
+    // error to it: it hands the empty body (null) to Pet::fromArray(array), a TypeError.
+    try {
+        $api->getPetWithHeaders($id, ['If-None-Match' => $etag]);
+        throw new \RuntimeException('getPet If-None-Match: a Pet, status ' . $GLOBALS['last']['status']);
+    } catch (\TypeError) {
+        $response = $GLOBALS['last'];
+        check($response['status'] === 304 && $response['body'] === '', "getPet If-None-Match: {$response['status']}");
+        check(($response['headers']['etag'] ?? null) === $etag, '304 ETag: ' . var_export($response['headers']['etag'] ?? null, true));
+    }
+    $name = "$prefix-renamed";
+    $patched = $api->updatePetWithHeaders($id, new PetPatch(name: $name), ['If-Match' => $etag]);
+    $mediaType = $GLOBALS['lastRequest']['headers']['Content-Type'] ?? '';
+    check($patched->status === 200 && $patched->data->name === $name, "updatePet: {$patched->status} {$patched->data->name}");
+    $newEtag = $patched->headers['etag'] ?? '';
+    check(preg_match(STRONG_ETAG, $newEtag) === 1 && $newEtag !== $etag, "updatePet ETag: $newEtag after $etag");
+    expectError(412, 'precondition_failed', fn () => $api->updatePet($id, new PetPatch(name: "$prefix-overwritten"), ['If-Match' => $etag]));
+    $kept = $api->getPetWithHeaders($id);
+    check($kept->data->name === $name && ($kept->headers['etag'] ?? null) === $newEtag, "after the 412: {$kept->data->name}");
+    $deleted = $api->deletePetWithHeaders($id, ['If-Match' => $newEtag]);
+    check($deleted->status === 204, "deletePet: {$deleted->status}");
+    expectError(404, 'pet_not_found', fn () => $api->getPet($id));
+
+    $categoryId = (int) $category;
+    $mine = [];
+    for ($i = 0; $i < 3; $i++) {
+        $pet = $api->createPet(new NewPet(name: "$prefix-category-$i", categoryId: $categoryId));
+        check($pet->categoryId === $categoryId, "created in category {$pet->categoryId}, not $categoryId");
+        $mine[] = $pet->id;
+    }
+    $pages = 0;
+    $seen = [];
+    foreach ($api->listPetsPages(limit: 1, categoryId: $categoryId) as $page) {
+        $pages++;
+        foreach ($page as $pet) {
+            $seen[] = $pet->id;
+        }
+    }
+    check($seen === $mine, "category $categoryId: listed [" . implode(',', $seen) . '], made [' . implode(',', $mine) . ']');
+    $shortType = preg_replace('#^application/#', '', $mediaType);
+    return "304, PATCH $shortType {$etag}->{$newEtag}, 412, 204, 404; category: 3 of 3 in $pages pages";
 });

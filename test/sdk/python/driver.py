@@ -1,6 +1,6 @@
 """The sdk:check scenario through Redocly's generated Python client (module `client` on PYTHONPATH).
 
-Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
 """
 import os
 import re
@@ -8,7 +8,7 @@ from datetime import datetime
 
 import client as sdk
 
-base_url, key, tiny_key, prefix = (os.environ[n] for n in ("SDK_BASE_URL", "SDK_KEY", "SDK_TINY_KEY", "SDK_PREFIX"))
+base_url, key, tiny_key, prefix, category = (os.environ[n] for n in ("SDK_BASE_URL", "SDK_KEY", "SDK_TINY_KEY", "SDK_PREFIX", "SDK_CATEGORY"))
 last = {}  # the last response, which ApiError does not carry: Retry-After is read from it
 
 
@@ -77,6 +77,16 @@ def expect_error(status, code, call):
         check(err.status == status and got == code, f"expected {status} {code}, got {err.status} {got}")
         return err
     raise AssertionError(f"expected {status} {code}, got a success")
+
+
+def expect_status(status, call):
+    """The ApiError of a call that must fail with this status, whatever its body."""
+    try:
+        call()
+    except sdk.ApiError as err:
+        check(err.status == status, f"expected {status}, got {err.status}")
+        return err
+    raise AssertionError(f"expected {status}, got a success")
 
 
 def errors():
@@ -177,3 +187,46 @@ def keys():
 
 step("conflicts", conflicts)
 step("keys", keys)
+
+
+# A strong entity tag (RFC 9110 section 8.8.3): a quoted string with no W/ prefix.
+STRONG_ETAG = re.compile(r'^"[^"]*"$')
+
+
+def lifecycle():
+    made = api.create_pet_with_headers(sdk.NewPet(name=f"{prefix}-life", category_id=3))
+    check(made.response.status_code == 201, f"createPet: {made.response.status_code}")
+    pet_id, etag = made.data.id, made.headers.get("etag") or ""
+    check(STRONG_ETAG.match(etag), f"createPet ETag: {etag}")
+    # The client has no If-None-Match or If-Match argument: they go in headers=. A 304 is not a
+    # success to httpx, so it comes as ApiError with no body.
+    not_modified = expect_status(304, lambda: api.get_pet_with_headers(pet_id, headers={"If-None-Match": etag}))
+    check(not_modified.body is None and last["response"].content == b"", f"304 body: {last['response'].content!r}")
+    check(last["response"].headers.get("ETag") == etag, f"304 ETag: {last['response'].headers.get('ETag')}")
+    name = f"{prefix}-renamed"
+    patched = api.update_pet_with_headers(pet_id, sdk.PetPatch(name=name), headers={"If-Match": etag})
+    media_type = patched.response.request.headers.get("Content-Type")
+    check(patched.response.status_code == 200 and patched.data.name == name, f"updatePet: {patched.response.status_code} {patched.data.name}")
+    new_etag = patched.headers.get("etag") or ""
+    check(STRONG_ETAG.match(new_etag) and new_etag != etag, f"updatePet ETag: {new_etag} after {etag}")
+    expect_error(412, "precondition_failed", lambda: api.update_pet(pet_id, sdk.PetPatch(name=f"{prefix}-overwritten"), headers={"If-Match": etag}))
+    kept = api.get_pet_with_headers(pet_id)
+    check(kept.data.name == name and kept.headers.get("etag") == new_etag, f"after the 412: {kept.data.name} {kept.headers.get('etag')}")
+    deleted = api.delete_pet_with_headers(pet_id, headers={"If-Match": new_etag})
+    check(deleted.response.status_code == 204, f"deletePet: {deleted.response.status_code}")
+    expect_error(404, "pet_not_found", lambda: api.get_pet(pet_id))
+
+    category_id = int(category)
+    mine = [api.create_pet(sdk.NewPet(name=f"{prefix}-category-{i}", category_id=category_id)) for i in range(3)]
+    check(all(pet.category_id == category_id for pet in mine), f"created in categories {[pet.category_id for pet in mine]}")
+    pages = 0
+    seen = []
+    for page in api.list_pets_pages(limit=1, category_id=category_id):
+        pages += 1
+        seen.extend(pet.id for pet in page)
+    made_ids = [pet.id for pet in mine]
+    check(seen == made_ids, f"category {category_id}: listed {seen}, made {made_ids}")
+    return f"304, PATCH {media_type.removeprefix('application/')} {etag}->{new_etag}, 412, 204, 404; category: 3 of 3 in {pages} pages"
+
+
+step("lifecycle", lifecycle)

@@ -1,12 +1,19 @@
 // The sdk:check scenario through openapi-fetch over the project's own generated/openapi.ts types.
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
 import createClient from 'openapi-fetch';
 import type { paths } from '../../../generated/openapi.js';
 
-const { SDK_BASE_URL: baseUrl = '', SDK_KEY: key = '', SDK_TINY_KEY: tinyKey = '', SDK_PREFIX: prefix = '' } = process.env;
+const { SDK_BASE_URL: baseUrl = '', SDK_KEY: key = '', SDK_TINY_KEY: tinyKey = '', SDK_PREFIX: prefix = '', SDK_CATEGORY: category = '' } = process.env;
 const client = (apiKey?: string) =>
   createClient<paths>({ baseUrl, headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
 const api = client(key);
+// The last request as sent (its Content-Type), kept by a middleware.
+let lastRequest: Request | undefined;
+api.use({
+  onRequest({ request }) {
+    lastRequest = request;
+  },
+});
 
 function report(step: string, ok: boolean, detail: string) {
   console.log(`RESULT ${step} ${ok ? 'ok' : 'fail'} ${detail}`);
@@ -170,4 +177,60 @@ await step('keys', async () => {
   const overlap = (Date.parse(old.expiresAt) - Date.parse(rolled.data.createdAt)) / 1000;
   check(Math.abs(overlap - 60) <= 1, `old key expires ${overlap} s after the roll`);
   return `ask_ key 201, createPet 403 ${challenge.match(/scope="[^"]*"/)![0]}, listPets 200, roll 201 (60 s), listed`;
+});
+
+/** A strong entity tag (RFC 9110 §8.8.3): a quoted string with no W/ prefix. */
+const STRONG_ETAG = /^"[^"]*"$/;
+
+await step('lifecycle', async () => {
+  const made = await api.POST('/pets', { body: { name: `${prefix}-life`, categoryId: 3 } });
+  check(made.response.status === 201 && made.data, `createPet: ${made.response.status} ${made.error?.code}`);
+  const id = made.data.id;
+  const etag = made.response.headers.get('ETag') ?? '';
+  check(STRONG_ETAG.test(etag), `createPet ETag: ${etag}`);
+  const path = { petId: id };
+  // openapi-fetch answers a 304 with neither data nor an error body.
+  const unchanged = await api.GET('/pets/{petId}', { params: { path, header: { 'If-None-Match': etag } } });
+  const notModified = unchanged.response;
+  check(notModified.status === 304 && unchanged.data === undefined && !unchanged.error, `getPet If-None-Match: ${notModified.status}`);
+  check(notModified.headers.get('ETag') === etag, `304 ETag: ${notModified.headers.get('ETag')}`);
+  // Both media types are declared; openapi-fetch sends application/json unless told: it sends RFC 7396's here.
+  const name = `${prefix}-renamed`;
+  const patched = await api.PATCH('/pets/{petId}', {
+    params: { path, header: { 'If-Match': etag } },
+    headers: { 'Content-Type': 'application/merge-patch+json' },
+    body: { name },
+  });
+  check(patched.response.status === 200 && patched.data?.name === name, `updatePet: ${patched.response.status} ${patched.error?.code} ${patched.data?.name}`);
+  const mediaType = lastRequest?.headers.get('Content-Type');
+  const newEtag = patched.response.headers.get('ETag') ?? '';
+  check(STRONG_ETAG.test(newEtag) && newEtag !== etag, `updatePet ETag: ${newEtag} after ${etag}`);
+  await expectError(412, 'precondition_failed', () =>
+    api.PATCH('/pets/{petId}', { params: { path, header: { 'If-Match': etag } }, body: { name: `${prefix}-overwritten` } }),
+  );
+  const kept = await api.GET('/pets/{petId}', { params: { path } });
+  check(kept.data?.name === name && kept.response.headers.get('ETag') === newEtag, `after the 412: ${kept.data?.name} ${kept.response.headers.get('ETag')}`);
+  const deleted = await api.DELETE('/pets/{petId}', { params: { path, header: { 'If-Match': newEtag } } });
+  check(deleted.response.status === 204, `deletePet: ${deleted.response.status} ${deleted.error?.code}`);
+  await expectError(404, 'pet_not_found', () => api.GET('/pets/{petId}', { params: { path } }));
+
+  const categoryId = Number(category);
+  const mine: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const pet = await api.POST('/pets', { body: { name: `${prefix}-category-${i}`, categoryId } });
+    check(pet.data?.categoryId === categoryId, `create in category ${categoryId}: ${pet.error?.code} ${pet.data?.categoryId}`);
+    mine.push(pet.data.id);
+  }
+  const seen: number[] = [];
+  let query: Record<string, string> | undefined = { limit: '1', categoryId: category };
+  let pages = 0;
+  while (query) {
+    const { data, error, response } = await api.GET('/pets', { params: { query: { ...query, limit: Number(query.limit), categoryId: Number(query.categoryId) } } });
+    check(data, `page ${pages + 1}: ${response.status} ${error?.code}`);
+    pages++;
+    seen.push(...data.map((pet) => pet.id));
+    query = nextQuery(response.headers.get('Link'));
+  }
+  check(seen.join() === mine.join(), `category ${categoryId}: listed [${seen}], made [${mine}]`);
+  return `304, PATCH ${mediaType?.replace('application/', '')} ${etag}->${newEtag}, 412, 204, 404; category: 3 of 3 in ${pages} pages`;
 });

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_CACHE_TTL_MS } from '../../src/limits.js';
+import { addKey, databaseNow, INVALID_TOKEN, keyCounts, keyRow, newAccount, type TestKey } from '../helpers/accounts.js';
+import { manualClock } from '../helpers/clock.js';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+
+// The key cache's ages are read from this clock, which moves only when a test says.
+const clock = manualClock();
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({}, { clock: clock.now });
+});
+afterAll(() => server?.close());
+
+/** DELETE /v1/account/api-keys/{keyId} with `as`'s key, contract-checked. */
+const revoke = (as: TestKey, keyId: number) => server.request(`/v1/account/api-keys/${keyId}`, { method: 'DELETE', key: as.secret });
+const statusOf = async (key: TestKey) => (await key.api.GET('/pets')).response.status;
+const lastKey = (keyId: number) => ({ code: 'last_key', message: `API key ${keyId} is the account's last live key; create or roll another first.`, status: 409 });
+
+describe('revokeApiKey', () => {
+  it('answers 204 and the key answers 401 once its cached answer is older than the cache ttl', async () => {
+    const account = await newAccount(server);
+    const key = await addKey(server, account.id);
+    expect(await statusOf(key)).toBe(200); // cached as valid
+    const before = await databaseNow(server);
+    const res = await revoke(account.first, key.id);
+    const after = await databaseNow(server);
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    expect(res.headers.get('api-stability')).toBe('experimental');
+
+    clock.advance(KEY_CACHE_TTL_MS + 1);
+    const { response, error } = await key.api.GET('/pets');
+    expect(response.status).toBe(401);
+    expect(error?.code).toBe('unauthorized');
+    expect(response.headers.get('www-authenticate')).toBe(INVALID_TOKEN);
+    expect(await statusOf(account.first)).toBe(200);
+
+    // Still listed, with when.
+    const revokedAt = (await keyRow(server, key.id))!.revoked_at!;
+    expect(revokedAt).toBeGreaterThanOrEqual(before);
+    expect(revokedAt).toBeLessThanOrEqual(after);
+    const { data } = await account.first.api.GET('/account/api-keys');
+    expect(data!.map((k) => [k.id, k.revokedAt])).toEqual([
+      [account.first.id, null],
+      [key.id, new Date(revokedAt).toISOString()],
+    ]);
+  });
+
+  it('lets a key revoke itself', async () => {
+    const account = await newAccount(server);
+    const key = await addKey(server, account.id);
+    expect((await revoke(key, key.id)).status).toBe(204);
+    clock.advance(KEY_CACHE_TTL_MS + 1);
+    expect(await statusOf(key)).toBe(401);
+    expect(await keyCounts(server, account.id)).toEqual({ all: 2, live: 1 });
+  });
+
+  it('answers 204 again for a revoked key, changing nothing', async () => {
+    const account = await newAccount(server);
+    const key = await addKey(server, account.id);
+    expect((await revoke(account.first, key.id)).status).toBe(204);
+    const row = await keyRow(server, key.id);
+    const again = await revoke(account.first, key.id);
+    expect(again.status).toBe(204);
+    expect(await keyRow(server, key.id)).toEqual(row);
+  });
+
+  it('refuses to revoke the last live key (409 last_key), which keeps working; an expired key is not live', async () => {
+    const account = await newAccount(server);
+    const expired = await addKey(server, account.id, ['pets:read'], { expiresAt: '2000-01-01T00:00:00.000Z' });
+    const revoked = await addKey(server, account.id);
+    expect((await revoke(account.first, revoked.id)).status).toBe(204);
+
+    const res = await revoke(account.first, account.first.id);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual(lastKey(account.first.id));
+    expect((await keyRow(server, account.first.id))!.revoked_at).toBeNull();
+    clock.advance(KEY_CACHE_TTL_MS + 1);
+    expect(await statusOf(account.first)).toBe(200);
+
+    // Revoking the expired key is no loss of access: 204.
+    expect((await revoke(account.first, expired.id)).status).toBe(204);
+    expect(await keyCounts(server, account.id)).toEqual({ all: 3, live: 1 });
+
+    // With another live key, the first one can go.
+    const { data } = await account.first.api.POST('/account/api-keys', { body: { name: 'next' } });
+    expect((await revoke(account.first, account.first.id)).status).toBe(204);
+    expect(await keyCounts(server, account.id)).toEqual({ all: 4, live: 1 });
+    expect((await keyRow(server, data!.id))!.revoked_at).toBeNull();
+  });
+
+  it('of two live keys revoked at once, revokes exactly one: one 204, one 409 last_key', async () => {
+    for (let round = 0; round < 5; round++) {
+      const account = await newAccount(server);
+      const [a, b] = [account.first, await addKey(server, account.id)];
+      // Each key revokes itself, so both requests are authenticated before either change commits.
+      const answers = await Promise.all([revoke(a, a.id), revoke(b, b.id)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([204, 409]);
+      const refused = answers.findIndex((r) => r.status === 409);
+      const survivor = [a, b][refused]!;
+      expect(answers[refused]!.body).toEqual(lastKey(survivor.id));
+      expect(await keyCounts(server, account.id)).toEqual({ all: 2, live: 1 });
+      expect((await keyRow(server, survivor.id))!.revoked_at).toBeNull();
+      clock.advance(KEY_CACHE_TTL_MS + 1);
+      expect(await statusOf(survivor)).toBe(200);
+      expect(await statusOf([a, b][1 - refused]!)).toBe(401);
+    }
+  });
+
+  it("answers another account's key with the 404 api_key_not_found of a key that does not exist, and leaves it alone", async () => {
+    const account = await newAccount(server);
+    const other = await newAccount(server);
+    const otherKey = await addKey(server, other.id);
+    const theirs = await revoke(account.first, otherKey.id);
+    const none = await revoke(account.first, 987_654_321);
+    expect(theirs.status).toBe(404);
+    expect(theirs.body).toEqual({ code: 'api_key_not_found', message: `API key ${otherKey.id} not found.`, status: 404 });
+    expect(none.body).toEqual({ code: 'api_key_not_found', message: 'API key 987654321 not found.', status: 404 });
+    expect(await keyCounts(server, other.id)).toEqual({ all: 2, live: 2 });
+    clock.advance(KEY_CACHE_TTL_MS + 1);
+    expect(await statusOf(otherKey)).toBe(200);
+  });
+});
