@@ -399,6 +399,222 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your events (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     The events of the calling key's account, oldest first, at most `limit`
+         *     of them, optionally only those of one `type`: the changes to animals it
+         *     created (`pet.*`), to orders it placed, and to orders placed for animals
+         *     it created (`order.*`). Each event is written in the same transaction as
+         *     its change: a refused or failed change has none. Events are kept at
+         *     least 30 days.
+         *
+         *     Paginated as `listPets` (`Link: <...>; rel="next"`). A reader following
+         *     `Link` never misses an event: an event appears only once every change
+         *     that began before it has committed or rolled back, so one committed late
+         *     is never listed behind a page already read.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     One event of the calling key's account; another account's event is
+         *     `404 event_not_found`, as one that does not exist.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{eventId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event again (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Sends the event again to every enabled webhook endpoint of your account
+         *     subscribed to its type, with the same `webhook-id`, as a new series of
+         *     attempts (retried as a first delivery is). Answers `202` once the
+         *     deliveries are queued; `listWebhookDeliveries` shows them.
+         */
+        post: operations["redeliverEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your webhook endpoints (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     The webhook endpoints of your account, ordered by `id` ascending,
+         *     paginated as `listPets`. Secrets are never shown here.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Adds an endpoint that receives your account's events of the given
+         *     `eventTypes` (`["*"]` for all), each as a signed `POST` (Standard
+         *     Webhooks; see docs/WEBHOOKS.md). The `secret` that verifies signatures
+         *     is in this response only: store it now, or rotate it later.
+         *
+         *     The URL must be `http` or `https`, and its host must not resolve to a
+         *     loopback, private, shared (CGNAT), link-local, unique-local, multicast
+         *     or unspecified address (`400 webhook_url_not_allowed`). An account has at
+         *     most 16 endpoints (`409 too_many_webhook_endpoints`).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     One endpoint of your account, with its `status` and, when disabled, the
+         *     `disabledReason`. Another account's endpoint is `404
+         *     webhook_endpoint_not_found`.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Removes the endpoint: nothing more is sent to it, deliveries already
+         *     queued included, and its delivery log goes with it.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     A JSON merge patch (RFC 7396) of the endpoint: `url`, `eventTypes`,
+         *     `description` and `status`. `status: enabled` re-enables a disabled
+         *     endpoint (its `disabledReason` is cleared); `status: disabled` stops
+         *     deliveries to it. The URL is checked as at creation.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Replaces the endpoint's secret; the new one is in this response only.
+         *     For 24 hours every delivery carries two signatures in
+         *     `webhook-signature`, space-separated: one with the new secret and one
+         *     with the old, so receivers can switch without losing a delivery.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's delivery attempts (experimental)
+         * @description **Experimental**: may change or be removed within `/v1` (see
+         *     Stability); every response carries `API-Stability: experimental`.
+         *
+         *     Every attempt to deliver an event to the endpoint, newest first,
+         *     paginated as `listPets`: the response status (or `null` when none came),
+         *     how long it took and, on failure, why. Response bodies are never stored.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -525,7 +741,7 @@ export interface components {
          * @example pets:read
          * @enum {string}
          */
-        Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "account:manage";
+        Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "account:manage" | "events:read" | "webhooks:manage";
         /**
          * @description The account's plan, which sets the request limits its keys share.
          *     `enterprise` limits are set per account.
@@ -771,6 +987,207 @@ export interface components {
             status?: "available" | "pending" | "sold";
         };
         /**
+         * @description What happened.
+         * @example pet.created
+         * @enum {string}
+         */
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled";
+        /**
+         * @description A change, as recorded in the same transaction. `data.object` is the
+         *     `Pet` (for `pet.*` events) or the `Order` (for `order.*` events) as it
+         *     stood right after the change; which one follows from `type`.
+         * @example {
+         *       "id": "evt_42",
+         *       "type": "pet.created",
+         *       "createdAt": "2026-11-26T12:00:00.000Z",
+         *       "data": {
+         *         "object": {
+         *           "id": 42,
+         *           "name": "Rex",
+         *           "categoryId": 7,
+         *           "status": "available"
+         *         }
+         *       }
+         *     }
+         */
+        Event: {
+            /**
+             * @description Unique identifier of the event; also the `webhook-id` of its deliveries.
+             * @example evt_42
+             */
+            id: string;
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When the change happened (UTC, millisecond precision).
+             * @example 2026-11-26T12:00:00.000Z
+             */
+            createdAt: string;
+            data: {
+                /**
+                 * @description The `Pet` or the `Order` right after the change, with exactly
+                 *     the fields `getPet` or `getOrder` would show (a plain object
+                 *     here, not `oneOf`, so that every SDK generator maps it the same
+                 *     way; decide by the event's `type`).
+                 * @example {
+                 *       "id": 42,
+                 *       "name": "Rex",
+                 *       "categoryId": 7,
+                 *       "status": "available"
+                 *     }
+                 */
+                object: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /**
+         * Format: uri
+         * @description Where events are sent, `http` or `https`, to a public address.
+         * @example https://shelter.example.com/hooks/animal-store
+         */
+        WebhookUrl: string;
+        /**
+         * @description The event types sent to the endpoint, or `["*"]` for every type.
+         * @example [
+         *       "order.placed",
+         *       "order.completed"
+         *     ]
+         */
+        WebhookEventTypes: ("*" | "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled")[];
+        /**
+         * @description A note for people; empty by default.
+         * @example Adoption notifications
+         */
+        WebhookDescription: string;
+        /**
+         * @description `enabled` endpoints receive events; a `disabled` one receives none,
+         *     until re-enabled with `updateWebhookEndpoint`.
+         * @enum {string}
+         */
+        WebhookEndpointStatus: "enabled" | "disabled";
+        /**
+         * @description An endpoint to create. Unknown properties are rejected.
+         * @example {
+         *       "url": "https://shelter.example.com/hooks/animal-store",
+         *       "eventTypes": [
+         *         "*"
+         *       ]
+         *     }
+         */
+        NewWebhookEndpoint: {
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+        };
+        /**
+         * @description A JSON merge patch (RFC 7396) of an endpoint: only the fields to
+         *     change. `null` and unknown properties are rejected.
+         * @example {
+         *       "status": "enabled"
+         *     }
+         */
+        WebhookEndpointPatch: {
+            url?: components["schemas"]["WebhookUrl"];
+            eventTypes?: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+            status?: components["schemas"]["WebhookEndpointStatus"];
+        };
+        /** @description A webhook endpoint of your account (never with its secret). */
+        WebhookEndpoint: {
+            /**
+             * Format: int64
+             * @description Unique identifier of the endpoint.
+             * @example 5
+             */
+            id: number;
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description: components["schemas"]["WebhookDescription"];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /**
+             * @description Why the endpoint is disabled, when it is; `null` while enabled.
+             * @example null
+             */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @description When the endpoint was created (UTC, millisecond precision).
+             * @example 2026-11-26T12:00:00.000Z
+             */
+            createdAt: string;
+        };
+        /** @description An endpoint with its secret, shown this once. */
+        WebhookEndpointWithSecret: {
+            /**
+             * Format: int64
+             * @description Unique identifier of the endpoint.
+             * @example 5
+             */
+            id: number;
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description: components["schemas"]["WebhookDescription"];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /**
+             * @description Why the endpoint is disabled, when it is; `null` while enabled.
+             * @example null
+             */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @description When the endpoint was created (UTC, millisecond precision).
+             * @example 2026-11-26T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description `whsec_` and the base64 of 32 random bytes: the key of the
+             *     `webhook-signature` HMAC (Standard Webhooks). Shown this once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6SsexHfLrHY=
+             */
+            secret: string;
+        };
+        /** @description One attempt to deliver an event to an endpoint (no bodies are stored). */
+        WebhookDelivery: {
+            /**
+             * Format: int64
+             * @description Unique identifier of the attempt.
+             * @example 81
+             */
+            id: number;
+            /**
+             * @description The event sent (its `webhook-id`).
+             * @example evt_42
+             */
+            eventId: string;
+            /**
+             * @description 1 for the first attempt of a delivery (or redelivery), then 2, 3, …
+             * @example 1
+             */
+            attempt: number;
+            /**
+             * @description The HTTP status the endpoint answered; `null` if it answered none.
+             * @example 200
+             */
+            responseStatus: number | null;
+            /**
+             * @description Milliseconds from the start of the attempt to its outcome.
+             * @example 84
+             */
+            durationMs: number;
+            /**
+             * @description Why the attempt failed (timeout, refused, status, address not allowed); `null` on success.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the attempt ended (UTC, millisecond precision).
+             * @example 2026-11-26T12:00:01.000Z
+             */
+            createdAt: string;
+        };
+        /**
          * @description Machine-readable error code. New codes may be added within `/v1`;
          *     treat an unknown code by its HTTP status.
          *
@@ -779,6 +1196,7 @@ export interface components {
          *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
+         *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, or its host resolves to an address the service does not send to. |
          *     | `bad_request` | 400 | The request is malformed in another way (not valid HTTP, or a bad percent-encoding in the URL). |
          *     | `unauthorized` | 401 | The API key is missing, malformed, unknown, revoked or expired. |
          *     | `forbidden` | 403 | The animal belongs to another account (or to none): only its creator may change it. |
@@ -787,6 +1205,8 @@ export interface components {
          *     | `pet_not_found` | 404 | No animal has this identifier. |
          *     | `order_not_found` | 404 | No order of the calling key's account has this identifier. |
          *     | `api_key_not_found` | 404 | No key of the calling key's account has this identifier. |
+         *     | `event_not_found` | 404 | No event of the calling key's account has this identifier. |
+         *     | `webhook_endpoint_not_found` | 404 | No webhook endpoint of the calling key's account has this identifier. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `precondition_failed` | 412 | `If-Match` matches no current `ETag`: the animal changed since it was read. |
          *     | `request_timeout` | 408 | The request took too long to arrive. |
@@ -800,6 +1220,7 @@ export interface components {
          *     | `last_key` | 409 | Revoking this key would leave the account without a live key. |
          *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
          *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
+         *     | `too_many_webhook_endpoints` | 409 | The account already has 16 webhook endpoints. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
          *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
@@ -813,7 +1234,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "webhook_url_not_allowed" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "event_not_found" | "webhook_endpoint_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "too_many_webhook_endpoints" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -1691,6 +2112,128 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /**
+         * @description No event of your account has this identifier (`event_not_found`): it
+         *     does not exist, is older than its retention, or is another account's.
+         */
+        EventNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "event_not_found",
+                 *       "message": "Event evt_9 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description No webhook endpoint of your account has this identifier
+         *     (`webhook_endpoint_not_found`): it does not exist, or is another account's.
+         */
+        WebhookEndpointNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "webhook_endpoint_not_found",
+                 *       "message": "Webhook endpoint 9 not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The account already has 16 webhook endpoints
+         *     (`too_many_webhook_endpoints`). Nothing changed.
+         */
+        WebhookEndpointConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "too_many_webhook_endpoints",
+                 *       "message": "The account already has 16 webhook endpoints; delete one first.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The request is invalid (`validation_failed`, `invalid_json`), or the
+         *     endpoint URL is not one the service sends to (`webhook_url_not_allowed`):
+         *     not `http` or `https`, or its host resolves to a loopback, private,
+         *     shared (CGNAT), link-local, unique-local, multicast or unspecified address.
+         */
+        WebhookBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "webhook_url_not_allowed",
+                 *       "message": "The URL's host resolves to 10.0.0.5, a private address.",
+                 *       "status": 400
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The new endpoint, with its secret. The secret is never shown again. */
+        WebhookEndpointCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+            };
+        };
     };
     parameters: {
         /** @description Maximum number of results (animals, orders, API keys) returned. */
@@ -1731,6 +2274,12 @@ export interface components {
         CategoryFilter: components["schemas"]["CategoryId"];
         /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
         ApiKeyId: number;
+        /** @description Identifier of one of your events (`id` in `listEvents`). */
+        EventId: string;
+        /** @description Return only events of this type. */
+        EventTypeFilter: components["schemas"]["EventType"];
+        /** @description Identifier of one of your webhook endpoints. */
+        WebhookEndpointId: number;
     };
     requestBodies: never;
     headers: {
@@ -2625,6 +3174,414 @@ export interface operations {
             409: components["responses"]["ApiKeyConflict"];
             413: components["responses"]["ExperimentalPayloadTooLarge"];
             415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of results (animals, orders, API keys) returned. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Return only events of this type. */
+                type?: components["parameters"]["EventTypeFilter"];
+                /**
+                 * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+                 *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+                 *     is). Omit it for the first page. A cursor that was not produced by the service
+                 *     gets `400` with the code `invalid_cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    Link: components["headers"]["NextPageLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"][];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your events (`id` in `listEvents`). */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["EventNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your events (`id` in `listEvents`). */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries are queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["EventNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of results (animals, orders, API keys) returned. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+                 *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+                 *     is). Omit it for the first page. A cursor that was not produced by the service
+                 *     gets `400` with the code `invalid_cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your webhook endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    Link: components["headers"]["NextPageLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            201: components["responses"]["WebhookEndpointCreated"];
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["WebhookEndpointConflict"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your webhook endpoints. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your webhook endpoints. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint is deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your webhook endpoints. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["WebhookEndpointPatch"];
+                "application/json": components["schemas"]["WebhookEndpointPatch"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["ExperimentalPayloadTooLarge"];
+            415: components["responses"]["ExperimentalUnsupportedMediaType"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of one of your webhook endpoints. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ExperimentalTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ExperimentalInternalError"];
+            503: components["responses"]["ExperimentalServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of results (animals, orders, API keys) returned. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque position in the list: the `cursor` query parameter of the URL in the
+                 *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
+                 *     is). Omit it for the first page. A cursor that was not produced by the service
+                 *     gets `400` with the code `invalid_cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of one of your webhook endpoints. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of delivery attempts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Stability": components["headers"]["API-Stability"];
+                    Link: components["headers"]["NextPageLink"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            400: components["responses"]["ExperimentalBadRequest"];
+            401: components["responses"]["ExperimentalUnauthorized"];
+            403: components["responses"]["ExperimentalForbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["ExperimentalTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ExperimentalInternalError"];

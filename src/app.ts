@@ -14,6 +14,7 @@ import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
 import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
+import jobsPlugin from './jobs/plugin.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
@@ -80,6 +81,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(authenticationPlugin, { clock });
   await app.register(rateLimitPlugin, { config, clock });
   await app.register(idempotencyExpiryPlugin);
+  // Background work: the job queue and webhook workers (jobs/), beside the API that enqueues.
+  await app.register(jobsPlugin, { config });
 
   await app.register(healthPlugin);
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });

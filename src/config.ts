@@ -99,6 +99,27 @@ const schema = {
     RATE_LIMIT_BAN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 60, default: 2 },
     // Most requests of one key reserved per Redis round trip (1: every request goes to Redis).
     RATE_LIMIT_REDIS_BATCH: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+    // Webhooks (docs/WEBHOOKS.md). The key that encrypts endpoint secrets at rest: base64 of 32 bytes.
+    WEBHOOK_SECRET_KEY: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9+/]{43}=$',
+      description: 'the base64 of 32 random bytes',
+      examples: ['$(openssl rand -base64 32)'],
+    },
+    WEBHOOK_TIMEOUT_SECONDS: { type: 'number', minimum: 0.1, maximum: 60, default: 10 },
+    // Seconds before each retry after a failed attempt (each with ±20% jitter); one retry per entry.
+    WEBHOOK_RETRY_DELAYS_SECONDS: {
+      type: 'string',
+      pattern: '^[0-9]{1,6}(\\.[0-9]+)?(,[0-9]{1,6}(\\.[0-9]+)?){0,29}$',
+      description: 'comma-separated seconds, at most 30 of them',
+      default: '5,300,1800,7200,18000,36000,50400,72000,86400',
+    },
+    WEBHOOK_DISABLE_AFTER_SECONDS: { type: 'number', minimum: 0, default: 432_000 },
+    // Development and tests only: lets endpoints resolve to loopback and private addresses.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: { type: 'boolean', default: false },
+    // Deliveries one instance runs at once, and how often idle workers look for due ones.
+    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 16 },
+    WEBHOOK_POLL_SECONDS: { type: 'number', minimum: 0.5, maximum: 60, default: 0.5 },
   },
 } as const;
 
@@ -251,6 +272,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       anonymous: quota(e.RATE_LIMIT_ANONYMOUS),
       ban: { after: e.RATE_LIMIT_BAN_AFTER, seconds: e.RATE_LIMIT_BAN_SECONDS, graceMs: e.RATE_LIMIT_BAN_GRACE_SECONDS * 1000 },
       redisBatch: e.RATE_LIMIT_REDIS_BATCH,
+    },
+    webhooks: {
+      secretKey: e.WEBHOOK_SECRET_KEY,
+      timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
+      retryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS_SECONDS.split(',').map(Number),
+      disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,
+      allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      pollSeconds: e.WEBHOOK_POLL_SECONDS,
     },
   };
 }

@@ -32,3 +32,8 @@ export const FAULT_LOG_INTERVAL_MS = 10_000;
  */
 export const LINGER_MS = 2_000;
 export const LINGER_BYTES = 4 * 1024 * 1024;
+
+/** Webhook endpoints one account may have (409 too_many_webhook_endpoints beyond). */
+export const MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT = 16;
+/** Bytes of a webhook receiver's answer read before the connection is closed; the body is never kept. */
+export const WEBHOOK_RESPONSE_BYTES = 64 * 1024;

@@ -4,12 +4,16 @@ import { accountHandlers } from '../accounts/handlers.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { notFound } from '../errors/plugin.js';
+import { eventHandlers } from '../events/handlers.js';
+import { eventsRepository } from '../events/repository.js';
 import { operationsById, type OpenApiDocument } from '../openapi/document.js';
 import type { OperationHandlers, OperationId, ResourceUrls } from '../openapi/operationTypes.js';
 import { orderHandlers } from '../orders/handlers.js';
 import { ordersRepository } from '../orders/repository.js';
 import { petHandlers } from '../pets/handlers.js';
 import { petsRepository } from '../pets/repository.js';
+import { webhookHandlers } from '../webhooks/handlers.js';
+import { webhooksRepository } from '../webhooks/repository.js';
 import { apiGate } from './gate.js';
 import { registerJsonBody } from './jsonBody.js';
 import { methodNotAllowedRoutes } from './methodNotAllowed.js';
@@ -54,9 +58,18 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     const listUrl = urlOf(list);
     return { item: (id) => `${head}${id}${tail}`, list: (query) => `${listUrl}?${query}` };
   };
+  const pool = app.database.pool;
+  const events = eventsRepository(pool, app.jobs.boss);
+  const deliveriesUrl = urlOf('listWebhookDeliveries');
   const handlers = {
-    ...petHandlers({ pets: petsRepository(app.database.pool), urls: resourceUrls('getPet', 'listPets') }),
-    ...orderHandlers({ orders: ordersRepository(app.database.pool), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
+    ...petHandlers({ pets: petsRepository(pool, events), urls: resourceUrls('getPet', 'listPets') }),
+    ...orderHandlers({ orders: ordersRepository(pool, events), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
+    ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}` }),
+    ...webhookHandlers({
+      webhooks: webhooksRepository(pool, app.jobs.secrets),
+      allowPrivateTargets: config.webhooks.allowPrivateTargets,
+      urls: { list: (query) => `${urlOf('listWebhookEndpoints')}?${query}`, deliveries: (id, query) => `${deliveriesUrl.replace('{endpointId}', String(id))}?${query}` },
+    }),
     ...accountHandlers({ accounts: app.accounts, urls: { list: (query) => `${urlOf('listApiKeys')}?${query}` }, config, clock: opts.clock }),
   } satisfies OperationHandlers;
   await operationRoutes(app, { doc, handlers, urlOf });

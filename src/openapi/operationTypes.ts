@@ -12,9 +12,9 @@ type RequestBody<K extends OperationId> = operations[K] extends { requestBody: i
     ? JsonOf<NonNullable<R>> | undefined
     : never;
 type Responses<K extends OperationId> = operations[K]['responses'];
-/** The JSON body of the operation's 2xx response(s); nothing for a 204. */
+/** The JSON body of the operation's 2xx response(s); nothing for a 202 or 204. */
 type SuccessBody<K extends OperationId> = {
-  [S in keyof Responses<K>]: S extends 200 | 201 ? JsonOf<Responses<K>[S]> : S extends 204 ? void : never;
+  [S in keyof Responses<K>]: S extends 200 | 201 ? JsonOf<Responses<K>[S]> : S extends 202 | 204 ? void : never;
 }[keyof Responses<K>];
 
 /** A Fastify handler whose inputs and output are typed from the operation in openapi.yaml. */

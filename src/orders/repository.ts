@@ -1,10 +1,11 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { errors } from '../errors/apiError.js';
+import type { EventRecorder } from '../events/repository.js';
 import type { Db } from '../idempotency/idempotent.js';
-import type { PetStatus } from '../pets/repository.js';
+import type { Pet, PetStatus } from '../pets/repository.js';
 import { inTransaction } from '../db/transaction.js';
-import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, LOCK_OWNER, ORDER_STATUS, PET_STATUS, PLACE } from './sql.js';
+import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, LOCK_OWNER, ORDER_STATUS, PET_AFTER, PET_STATUS, PLACE } from './sql.js';
 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
@@ -17,13 +18,28 @@ export const orderNotFound = (id: number) => errors.order_not_found(`Order ${id}
  * A change that cannot happen throws the error it is answered with; when a guarded statement matched
  * nothing, a second read finds why (a race may have moved the row since: the answer names what it found).
  */
-export function ordersRepository(pool: pg.Pool) {
-  async function transition(sql: string, target: OrderStatus, id: number, owner: number): Promise<Order> {
-    const { rows } = await pool.query<Order>(sql, [id, owner]);
-    if (rows[0]) return rows[0];
-    const status = (await pool.query<{ status: OrderStatus }>(ORDER_STATUS, [id, owner])).rows[0]?.status;
-    if (status === undefined) throw orderNotFound(id);
-    throw errors.invalid_order_transition(`Order ${id} cannot go from ${status} to ${target}: only a placed order can.`);
+export function ordersRepository(pool: pg.Pool, events: EventRecorder) {
+  /**
+   * In the change's transaction: the order's event, for its owner and its pet's creator, and
+   * `pet.updated` for the pet's creator, since every order change moves its pet.
+   */
+  async function recordChange(client: pg.PoolClient, type: 'order.placed' | 'order.completed' | 'order.cancelled', order: Order, owner: number) {
+    const { createdBy, ...pet } = (await client.query<Pet & { createdBy: number | null }>(PET_AFTER, [order.petId])).rows[0]!;
+    await events.record(client, type, order, [owner, createdBy]);
+    await events.record(client, 'pet.updated', pet, [createdBy]);
+  }
+
+  async function transition(sql: string, target: 'completed' | 'cancelled', id: number, owner: number): Promise<Order> {
+    return inTransaction(pool, async (client) => {
+      const { rows } = await client.query<Order>(sql, [id, owner]);
+      if (rows[0]) {
+        await recordChange(client, `order.${target}`, rows[0], owner);
+        return rows[0];
+      }
+      const status = (await client.query<{ status: OrderStatus }>(ORDER_STATUS, [id, owner])).rows[0]?.status;
+      if (status === undefined) throw orderNotFound(id);
+      throw errors.invalid_order_transition(`Order ${id} cannot go from ${status} to ${target}: only a placed order can.`);
+    });
   }
 
   return {
@@ -36,7 +52,10 @@ export function ordersRepository(pool: pg.Pool) {
       return inTransaction(db, async (client) => {
         await client.query(LOCK_OWNER, [owner]);
         const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen]);
-        if (rows[0]) return rows[0];
+        if (rows[0]) {
+          await recordChange(client, 'order.placed', rows[0], owner);
+          return rows[0];
+        }
         const status = (await client.query<{ status: PetStatus }>(PET_STATUS, [petId])).rows[0]?.status;
         if (status === undefined) throw errors.pet_not_found(`Pet ${petId} not found.`);
         if (status !== 'available') throw errors.pet_not_available(`Pet ${petId} is ${status}, not available.`);

@@ -36,6 +36,9 @@ export const PLACE = `WITH pet AS (
   SELECT pet.id, $2 FROM pet
   RETURNING ${COLUMNS}`;
 
+/** An order's pet as its change left it (its event's object), and who created it. */
+export const PET_AFTER = `SELECT id, name, category_id AS "categoryId", status, created_by AS "createdBy" FROM pets WHERE id = $1`;
+
 /** Why a placement matched nothing: no row (no such live pet), the pet's status, else the account's placed orders. */
 export const PET_STATUS = `SELECT status FROM pets WHERE id = $1 AND deleted_at IS NULL`;
 

@@ -2,9 +2,10 @@ import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { inTransaction } from '../db/transaction.js';
 import { errors } from '../errors/apiError.js';
+import type { EventRecorder } from '../events/repository.js';
 import { ifMatchHolds, strongEtag } from '../http/conditional.js';
 import type { Db } from '../idempotency/idempotent.js';
-import { DELETE, GET, HOLDING_ORDER, INSERT, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
+import { CREATE_WITH_EVENT, DELETE, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -23,8 +24,8 @@ export const FIRST_VERSION = 1;
 const versioned = ({ version, ...pet }: Pet & { version: number }): VersionedPet => ({ pet, version });
 export const petNotFound = (id: number) => errors.pet_not_found(`Pet ${id} not found.`);
 
-/** All SQL about pets. */
-export function petsRepository(pool: pg.Pool) {
+/** All SQL about pets; every change writes its event (`events`) in its own transaction. */
+export function petsRepository(pool: pg.Pool, events: EventRecorder) {
   /**
    * Locks a live pet for a change by `accountId` and checks, in this order, that it exists (404),
    * that the account created it (403) and that `If-Match` holds (412); its status and version.
@@ -58,7 +59,12 @@ export function petsRepository(pool: pg.Pool) {
 
     /** By `accountId`, in the pool or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
     async create(pet: NewPet, accountId: number, db: Db = pool): Promise<Pet> {
-      return (await db.query<Pet>(INSERT, [pet.name, pet.categoryId, pet.status, accountId])).rows[0]!;
+      return inTransaction(db, async (client) => {
+        const { rows } = await client.query<Pet & { eventId: number; endpoints: number[] }>(CREATE_WITH_EVENT, [pet.name, pet.categoryId, pet.status, accountId]);
+        const { eventId, endpoints, ...created } = rows[0]!;
+        await events.enqueue(client, { eventId, endpoints });
+        return created;
+      });
     },
 
     async get(id: number): Promise<VersionedPet | undefined> {
@@ -79,7 +85,9 @@ export function petsRepository(pool: pg.Pool) {
           if (order) throw errors.pet_status_held_by_order(`The status of pet ${id} is held by order ${order.id} (${order.status}); it changes with that order.`);
         }
         const { rows } = await client.query<Pet & { version: number }>(UPDATE, [id, patch.name ?? null, patch.categoryId ?? null, patch.status ?? null]);
-        return versioned(rows[0]!);
+        const updated = versioned(rows[0]!);
+        await events.record(client, 'pet.updated', updated.pet, [accountId]);
+        return updated;
       });
     },
 
@@ -89,7 +97,8 @@ export function petsRepository(pool: pg.Pool) {
         await lockForChange(client, id, accountId, ifMatch);
         const order = (await client.query<{ id: number; status: string }>(HOLDING_ORDER, [id])).rows[0];
         if (order?.status === 'placed') throw errors.pet_has_open_order(`Pet ${id} has a placed order (${order.id}); complete or cancel it first.`);
-        await client.query(DELETE, [id]);
+        const { rows } = await client.query<Pet>(DELETE, [id]);
+        await events.record(client, 'pet.deleted', rows[0]!, [accountId]);
       });
     },
   };

@@ -17,6 +17,9 @@ const BODIES: Record<string, unknown> = {
   placeOrder: { petId: 1 },
   createApiKey: { name: 'matrix' },
   rollApiKey: { expiresInSeconds: 60 },
+  // A public address as a literal: accepted without DNS and without WEBHOOK_ALLOW_PRIVATE_TARGETS.
+  createWebhookEndpoint: { url: 'https://93.184.215.14/hook', eventTypes: ['*'] },
+  updateWebhookEndpoint: { description: 'matrix' },
 };
 
 describe('x-required-scope in openapi.yaml', () => {

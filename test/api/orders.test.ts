@@ -210,12 +210,14 @@ describe('stability markers', () => {
     expect((await server.request('/v1/pets', { body: { name: 'Stable', categoryId: 1 } })).headers.get('api-stability')).toBeNull();
   });
 
-  it('are in the served document: one x-badges entry and the word in the summary, on order and account operations only', async () => {
+  it('are in the served document: one x-badges entry and the word in the summary, on order, account, event and webhook operations only', async () => {
     const doc = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as { paths: Record<string, object> };
     const operations = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item));
     const experimental = operations.filter((op) => op['x-badges']?.some((b: { name: string }) => b.name === 'Experimental'));
     expect(experimental.map((op) => op.operationId).sort()).toEqual([
-      'cancelOrder', 'completeOrder', 'createApiKey', 'getAccount', 'getOrder', 'listApiKeys', 'listOrders', 'placeOrder', 'revokeApiKey', 'rollApiKey',
+      'cancelOrder', 'completeOrder', 'createApiKey', 'createWebhookEndpoint', 'deleteWebhookEndpoint', 'getAccount', 'getEvent', 'getOrder', 'getWebhookEndpoint',
+      'listApiKeys', 'listEvents', 'listOrders', 'listWebhookDeliveries', 'listWebhookEndpoints', 'placeOrder', 'redeliverEvent', 'revokeApiKey', 'rollApiKey',
+      'rotateWebhookSecret', 'updateWebhookEndpoint',
     ]);
     for (const op of operations) {
       expect(/experimental/i.test(op.summary), op.operationId).toBe(experimental.includes(op));

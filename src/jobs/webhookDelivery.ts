@@ -1,0 +1,91 @@
+import type { PgBoss } from 'pg-boss';
+import type pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { withTransaction } from '../db/transaction.js';
+import type { SecretBox } from '../webhooks/secrets.js';
+import { postWebhook, type Attempt } from '../webhooks/send.js';
+import { enqueueDeliveries, type DeliveryJob } from './queue.js';
+
+export interface DeliveryOptions {
+  timeoutMs: number;
+  retryDelaysSeconds: number[];
+  disableAfterSeconds: number;
+  allowPrivateTargets: boolean;
+}
+
+/** What each attempt reports, for the metrics. */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'skipped';
+
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const LOAD = `SELECT e.type, e.object, ${iso('e.created_at')} AS "createdAt", w.url, w.secret,
+         CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS "previousSecret",
+         w.status = 'enabled' AS enabled,
+         EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.series = $3 AND d.attempt = $4) AS done
+    FROM events e, webhook_endpoints w WHERE e.id = $1 AND w.id = $2`;
+
+/** ±20%, so that retries of many deliveries that failed together do not arrive together. */
+const jitter = (seconds: number) => seconds * (0.8 + 0.4 * Math.random());
+
+/**
+ * Runs one attempt of a delivery job: signs the event (Standard Webhooks, with the previous
+ * secret too during a rotation), POSTs it, then records the attempt and, on failure, schedules
+ * the next one in one transaction. The attempt's row is unique per (series, attempt): a job run
+ * twice (its worker died after sending) records and schedules once, and sends again at most once.
+ */
+export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opts: DeliveryOptions) {
+  return async function deliver(job: DeliveryJob): Promise<{ outcome: DeliveryOutcome; createdAt?: string }> {
+    const { rows } = await pool.query<{
+      type: string; object: object; createdAt: string; url: string; secret: string; previousSecret: string | null; enabled: boolean; done: boolean;
+    }>(LOAD, [job.eventId, job.endpointId, job.series, job.attempt]);
+    const found = rows[0];
+    // A deleted or disabled endpoint, a deleted event or an attempt already made: nothing to send.
+    if (!found || !found.enabled || found.done) return { outcome: 'skipped' };
+
+    const id = `evt_${job.eventId}`;
+    const body = JSON.stringify({ id, type: found.type, createdAt: found.createdAt, data: { object: found.object } });
+    const now = new Date();
+    const secrets = [found.secret, ...(found.previousSecret ? [found.previousSecret] : [])].map((sealed) => box.open(sealed));
+    const signature = secrets.map((secret) => new Webhook(secret).sign(id, now, body)).join(' ');
+    const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature };
+    const attempt = await postWebhook(found.url, body, headers, { timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivateTargets });
+    const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+    const outcome = await withTransaction(pool, (client) => settle(client, job, attempt, ok));
+    return { outcome, createdAt: found.createdAt };
+  };
+
+  async function settle(client: pg.PoolClient, job: DeliveryJob, attempt: Attempt, ok: boolean): Promise<DeliveryOutcome> {
+    const error = ok ? null : (attempt.error ?? `status ${attempt.status}`);
+    const recorded = await client.query(
+      `INSERT INTO webhook_deliveries (endpoint_id, event_id, series, attempt, response_status, duration_ms, error)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (series, attempt) DO NOTHING`,
+      [job.endpointId, job.eventId, job.series, job.attempt, attempt.status, attempt.durationMs, error],
+    );
+    if (recorded.rowCount === 0) return 'skipped';
+    if (ok) {
+      await client.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [job.endpointId]);
+      return 'delivered';
+    }
+    if (attempt.status === 410) {
+      await disable(client, job.endpointId, 'The endpoint answered 410 Gone.');
+      return 'disabled';
+    }
+    const { rows } = await client.query<{ expired: boolean; since: string }>(
+      `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = $1
+       RETURNING failing_since <= now() - make_interval(secs => $2) AS expired, ${iso('failing_since')} AS since`,
+      [job.endpointId, opts.disableAfterSeconds],
+    );
+    if (rows[0]?.expired) {
+      await disable(client, job.endpointId, `Every delivery failed from ${rows[0].since} for ${opts.disableAfterSeconds} seconds; the last: ${error}.`);
+      return 'disabled';
+    }
+    const delay = opts.retryDelaysSeconds[job.attempt - 1];
+    if (delay !== undefined) {
+      await enqueueDeliveries(boss, client, [{ ...job, attempt: job.attempt + 1, startAfter: new Date(Date.now() + jitter(delay) * 1000) }]);
+    }
+    return 'failed';
+  }
+
+  async function disable(client: pg.PoolClient, endpointId: number, reason: string) {
+    await client.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1`, [endpointId, reason]);
+  }
+}

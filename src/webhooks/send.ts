@@ -1,0 +1,63 @@
+import http from 'node:http';
+import https from 'node:https';
+import { WEBHOOK_RESPONSE_BYTES } from '../limits.js';
+import { checkedLookup, literalAddressAllowed } from './targets.js';
+
+/** The outcome of one POST: the status when one came, else why not. */
+export interface Attempt {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * POSTs a body and resolves with the status as soon as the answer's head arrives; never throws.
+ * Redirects are never followed (http.request does not), the whole attempt (connect, send,
+ * head) is bounded by `timeoutMs`, and at most WEBHOOK_RESPONSE_BYTES of the answer are read
+ * before the connection is dropped. Without `allowPrivate` the address connected to must be
+ * allowed (targets.ts): a literal is checked here, a name in the lookup the socket uses.
+ */
+export function postWebhook(target: string, body: string, headers: Record<string, string>, opts: { timeoutMs: number; allowPrivate: boolean }): Promise<Attempt> {
+  const started = performance.now();
+  const done = (status: number | null, error: string | null): Attempt => ({ status, error, durationMs: Math.round(performance.now() - started) });
+  return new Promise((resolve) => {
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return resolve(done(null, 'invalid URL'));
+    }
+    if (!opts.allowPrivate && !literalAddressAllowed(url)) return resolve(done(null, `address not allowed: ${url.hostname}`));
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'animal-store-webhooks/1' },
+      agent: false,
+      ...(!opts.allowPrivate && { lookup: checkedLookup as never }),
+    });
+    const timer = setTimeout(() => request.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), opts.timeoutMs);
+    let settled = false;
+    const settle = (attempt: Attempt) => {
+      if (settled) return;
+      settled = true;
+      resolve(attempt);
+    };
+    request.on('response', (response) => {
+      settle(done(response.statusCode ?? null, null));
+      // Read a little so a well-behaved receiver sees its answer taken, then drop the connection.
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > WEBHOOK_RESPONSE_BYTES) response.destroy();
+      });
+      response.on('end', () => clearTimeout(timer));
+      response.on('close', () => clearTimeout(timer));
+      response.on('error', () => {});
+    });
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const reason = err.code === 'ETIMEDOUT' ? `timeout after ${opts.timeoutMs} ms` : err.code === 'EADDRNOTALLOWED' ? err.message : `${err.code ?? 'error'}: ${err.message}`;
+      settle(done(null, reason));
+    });
+    request.end(body);
+  });
+}
