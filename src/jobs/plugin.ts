@@ -69,11 +69,18 @@ export default fp(
 
     if (webhooks.concurrency === 0) return;
     const deliver = webhookDelivery(pool, boss, secrets, webhooks);
-    await boss.work<DeliveryJob>(DELIVERY_QUEUE, { localConcurrency: webhooks.concurrency, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 }, async ([job]) => {
-      const { outcome, createdAt } = await deliver(job!.data);
-      deliveries.inc({ outcome });
-      if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
-    });
+    // A quarter of the workers at most per endpoint, across instances: endpoints that hang until the
+    // timeout cannot take every worker and hold up the deliveries to the others (test/faults/webhooksHostile).
+    const perEndpoint = Math.max(1, Math.floor(webhooks.concurrency / 4));
+    await boss.work<DeliveryJob>(
+      DELIVERY_QUEUE,
+      { localConcurrency: webhooks.concurrency, groupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
+      async ([job]) => {
+        const { outcome, createdAt } = await deliver(job!.data);
+        deliveries.inc({ outcome });
+        if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
+      },
+    );
   },
   { name: 'jobs', dependencies: ['database', 'metrics'] },
 );
