@@ -69,12 +69,12 @@ export default fp(
 
     if (webhooks.concurrency === 0) return;
     const deliver = webhookDelivery(pool, boss, secrets, webhooks);
-    // A quarter of the workers at most per endpoint, across instances: endpoints that hang until the
-    // timeout cannot take every worker and hold up the deliveries to the others (test/faults/webhooksHostile).
+    // At most a quarter of this instance's workers per endpoint (pg-boss groups, in memory): endpoints that
+    // hang until the timeout cannot take every worker and hold up the others (test/faults/webhooksHostile.test.ts).
     const perEndpoint = Math.max(1, Math.floor(webhooks.concurrency / 4));
     await boss.work<DeliveryJob>(
       DELIVERY_QUEUE,
-      { localConcurrency: webhooks.concurrency, groupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
+      { localConcurrency: webhooks.concurrency, localGroupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
       async ([job]) => {
         const { outcome, createdAt } = await deliver(job!.data);
         deliveries.inc({ outcome });
