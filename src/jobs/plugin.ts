@@ -69,11 +69,18 @@ export default fp(
 
     if (webhooks.concurrency === 0) return;
     const deliver = webhookDelivery(pool, boss, secrets, webhooks);
-    await boss.work<DeliveryJob>(DELIVERY_QUEUE, { localConcurrency: webhooks.concurrency, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 }, async ([job]) => {
-      const { outcome, createdAt } = await deliver(job!.data);
-      deliveries.inc({ outcome });
-      if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
-    });
+    // At most a quarter of this instance's workers per endpoint (pg-boss groups, in memory): endpoints that
+    // hang until the timeout cannot take every worker and hold up the others (test/faults/webhooksHostile.test.ts).
+    const perEndpoint = Math.max(1, Math.floor(webhooks.concurrency / 4));
+    await boss.work<DeliveryJob>(
+      DELIVERY_QUEUE,
+      { localConcurrency: webhooks.concurrency, localGroupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
+      async ([job]) => {
+        const { outcome, createdAt } = await deliver(job!.data);
+        deliveries.inc({ outcome });
+        if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
+      },
+    );
   },
   { name: 'jobs', dependencies: ['database', 'metrics'] },
 );

@@ -42,7 +42,8 @@ export async function enqueueDeliveries(boss: PgBoss, client: pg.PoolClient, job
   if (jobs.length === 0) return;
   await boss.insert(
     DELIVERY_QUEUE,
-    jobs.map(({ startAfter, ...data }) => ({ data, ...(startAfter && { startAfter }) })),
+    // Grouped by endpoint, so the workers can cap how many of them one endpoint holds (plugin.ts).
+    jobs.map(({ startAfter, ...data }) => ({ data, group: { id: String(data.endpointId) }, ...(startAfter && { startAfter }) })),
     { db: onClient(client) },
   );
 }

@@ -1,0 +1,142 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { waitFor } from './poll.js';
+
+/** Settings for webhook fault runs on server processes: local receivers allowed, a quick poll, a known sealing key. */
+export const FAULT_WEBHOOK_ENV = {
+  LOG_LEVEL: 'warn',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  WEBHOOK_POLL_SECONDS: '0.5',
+  WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+};
+
+export interface Answer<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** One JSON request to a server process with `key`; a refused connection is status 0. */
+export async function call<T = any>(baseUrl: string, key: string, path: string, opts: { method?: string; body?: unknown } = {}): Promise<Answer<T>> {
+  const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST');
+  try {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(opts.body !== undefined && { 'content-type': 'application/json' }) },
+      ...(opts.body !== undefined && { body: JSON.stringify(opts.body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+  } catch {
+    return { status: 0, body: undefined as T, headers: new Headers() };
+  }
+}
+
+/** createPet; resolves with its status, the pet's id on a 201, and when the answer arrived. */
+export async function createPet(baseUrl: string, key: string, name: string): Promise<{ status: number; id?: number; answeredAt: number }> {
+  const res = await call(baseUrl, key, '/v1/pets', { body: { name, categoryId: 1 } });
+  return { status: res.status, id: res.status === 201 ? (res.body.id as number) : undefined, answeredAt: Date.now() };
+}
+
+/** createWebhookEndpoint for every type; returns its id. */
+export async function addEndpoint(baseUrl: string, key: string, url: string): Promise<number> {
+  const res = await call(baseUrl, key, '/v1/webhook-endpoints', { body: { url, eventTypes: ['*'] } });
+  if (res.status !== 201) throw new Error(`createWebhookEndpoint answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.id as number;
+}
+
+export interface DeliveryRow {
+  id: number;
+  eventId: string;
+  attempt: number;
+  responseStatus: number | null;
+  durationMs: number;
+  error: string | null;
+  createdAt: string;
+}
+
+/** Every attempt listWebhookDeliveries lists for an endpoint, following `Link` (newest first). */
+export async function allDeliveries(baseUrl: string, key: string, endpointId: number): Promise<DeliveryRow[]> {
+  const rows: DeliveryRow[] = [];
+  let path: string | undefined = `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`;
+  while (path) {
+    const res: Answer<DeliveryRow[]> = await call<DeliveryRow[]>(baseUrl, key, path);
+    if (res.status !== 200) throw new Error(`listWebhookDeliveries answered ${res.status}`);
+    rows.push(...res.body);
+    const next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
+    path = next ? next.replace(/^https?:\/\/[^/]+/, '') : undefined;
+  }
+  return rows;
+}
+
+export interface Receipt {
+  webhookId: string;
+  type: string;
+  objectId: number;
+  createdAt: string;
+  at: number;
+}
+
+export interface CountingReceiver {
+  url: string;
+  port: number;
+  /** Every request, in order of arrival. */
+  receipts: Receipt[];
+  /** Receipts per webhook-id. */
+  counts(): Map<string, number>;
+  close(): Promise<void>;
+}
+
+/** A receiver that answers every request 204 at once and notes when each arrived; on `port` when given (one that was down). */
+export async function countingReceiver(port = 0): Promise<CountingReceiver> {
+  const receipts: Receipt[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; createdAt: string; data: { object: { id: number } } };
+      receipts.push({ webhookId: String(req.headers['webhook-id']), type: event.type, objectId: event.data.object.id, createdAt: event.createdAt, at });
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${bound}/hook`,
+    port: bound,
+    receipts,
+    counts() {
+      const counts = new Map<string, number>();
+      for (const r of receipts) counts.set(r.webhookId, (counts.get(r.webhookId) ?? 0) + 1);
+      return counts;
+    },
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** Waits (bounded, to tell a hang) until `receiver` has heard `count` distinct webhook-ids. */
+export async function waitForDistinct(receiver: CountingReceiver, count: number, timeoutMs = 90_000): Promise<boolean> {
+  return waitFor(() => receiver.counts().size >= count, timeoutMs, 100);
+}
+
+/** Duplicates (receipts beyond the first per webhook-id) and the created pets whose pet.created never came. */
+export function tally(receiver: CountingReceiver, petIds: number[]) {
+  const created = receiver.receipts.filter((r) => r.type === 'pet.created');
+  const heard = new Set(created.map((r) => r.objectId));
+  return {
+    duplicates: receiver.receipts.length - receiver.counts().size,
+    missing: petIds.filter((id) => !heard.has(id)).length,
+    unexpected: [...heard].filter((id) => !petIds.includes(id)).length,
+  };
+}
+
+/** The p-th percentile (0–100) of `values`, nearest rank. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
