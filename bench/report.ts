@@ -7,7 +7,7 @@ type Results = Map<string, Measurement[]>;
 export interface Report {
   quick: boolean;
   creates: boolean;
-  settings: { rounds: number; seconds: number; warmupSeconds: number; connections: number; latencyConnections: number; rateShare: number; eventSeconds: number };
+  settings: { rounds: number; seconds: number; warmupSeconds: number; connections: number; latencyConnections: number; rateShare: number; eventSeconds: number; drainSeconds: number };
   /** The fixed rate of the latency rounds, req/s. */
   rate: number;
   throughput: Results;
@@ -123,8 +123,8 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   const writes = (arm: string) => fmt(median(r.throughput.get(arm)?.map((m) => m.rps) ?? []), 0);
   out(`- **Writes per second with events on** (createPet at ${s.connections} connections, medians): service ${writes('service createPet')}, ceiling ${writes('ceiling createPet')}. Creates commit one at a time in id order (src/pets/sql.ts); events take no lock of their own.`);
   if (e) {
-    out(`- **Deliveries per second**: the ${e.drain.events} events the rounds queued, delivered afterwards by a second instance of the service with its workers on (the measured one runs with \`WEBHOOK_CONCURRENCY=0\`, so that its CPU is its requests'): ${fmt(e.drain.perSecond, 0)} per second over ${fmt(e.drain.seconds, 1)} s, ${e.drain.deliveries} deliveries for ${e.drain.events} events.`);
-    out(`- **Commit-to-receipt** (the event's createdAt, its transaction's start, to its arrival at the receiver) while that instance takes createPet at a fixed ${e.rate}/s (${fmt(e.creates.rps, 0)} achieved, ${e.creates.requests} creates, request p99 ${fmt(e.creates.p99)} ms, ${fmt(e.creates.cpuMicros, 0)} µs of its CPU per create with its delivery): p50 ${fmt(e.p50, 0)} ms, p99 ${fmt(e.p99, 0)} ms.`);
+    out(`- **Deliveries per second**: a second instance of the service, its workers on (the measured one runs with \`WEBHOOK_CONCURRENCY=0\`, so that its CPU is its requests'), delivers the ${e.drain.queued} events the rounds queued, for at most ${s.drainSeconds} s: ${e.drain.delivered} delivered in ${fmt(e.drain.seconds, 1)} s, ${fmt(e.drain.perSecond, 0)} per second${e.drain.delivered < e.drain.queued ? ' (the rest were then dropped from the queue)' : ''}.`);
+    out(`- **Commit-to-receipt** (from the event's createdAt, its transaction's start, so the create's own wait for the id-order lock is in it, to its arrival at the receiver) while that instance takes createPet at a fixed ${e.rate}/s (${fmt(e.creates.rps, 0)} achieved, ${e.creates.requests} creates, request p99 ${fmt(e.creates.p99)} ms, ${fmt(e.creates.cpuMicros, 0)} µs of its CPU per create with its delivery): p50 ${fmt(e.p50, 0)} ms, p99 ${fmt(e.p99, 0)} ms.`);
   }
   out();
   out('## Other operations, service / ceiling (reported, no target)');
