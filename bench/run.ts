@@ -19,6 +19,7 @@ import { renderReport, type Report } from './report.js';
 import { build, startTarget, type Target } from './targets.js';
 
 const USAGE = `Usage: npm run bench [-- --quick | --creates]
+       npm run bench:creates [-- --quick]   (the same as --creates)
 
 Measures the service as built (npm run build) against its ceiling, bare Fastify running the
 same SQL through a plain pg.Pool, in paired rounds at 32 connections, then latency at a fixed
