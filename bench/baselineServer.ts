@@ -1,13 +1,16 @@
 /**
  * The ceiling for the service: bare Fastify running the service's own SQL (src/pets/sql.ts,
- * src/orders/sql.ts: statement text only) through a plain pg.Pool of the same size, and nothing
- * else of the service: no authentication, rate limits, validation, logging, metrics or response
- * schema. Orders are those of the API key whose id is ORDER_OWNER.
+ * src/orders/sql.ts: statement text only; pg-boss's own job insert) through a plain pg.Pool of
+ * the same size, and nothing else of the service: no authentication, rate limits, validation,
+ * logging, metrics or response schema. Orders are those of the API key whose id is ORDER_OWNER.
  */
+import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import { PgBoss } from 'pg-boss';
 import pg from 'pg';
+import { enqueueDeliveries } from '../src/jobs/queue.js';
 import * as orders from '../src/orders/sql.js';
-import { GET, HOLDING_ORDER, INSERT, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from '../src/pets/sql.js';
+import { CREATE_WITH_EVENT, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from '../src/pets/sql.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
 pool.on('error', () => {});
@@ -27,10 +30,38 @@ app.get<{ Params: { id: string } }>('/pets/:id', async (request, reply) => {
   const { rows } = await pool.query(GET, [Number(request.params.id)]);
   return rows[0] ?? reply.code(404).send();
 });
+
+/**
+ * The statement pg-boss runs for the service's delivery jobs (src/jobs/queue.ts), taken once from
+ * pg-boss itself at start (the service has made its queue): requests run it on the pool directly.
+ */
+async function jobInsertStatement(): Promise<string> {
+  const boss = new PgBoss({ connectionString: process.env.DATABASE_URL, max: 1, schedule: false, supervise: false, migrate: false });
+  await boss.start();
+  let statement = '';
+  const recorder = { query: async (text: string) => ((statement = text), { rows: [] }) } as unknown as pg.PoolClient;
+  await enqueueDeliveries(boss, recorder, [{ eventId: 0, endpointId: 0, series: randomUUID(), attempt: 1 }]);
+  await boss.stop({ graceful: false, close: true });
+  return statement;
+}
+const JOB_INSERT = await jobInsertStatement();
+
+// The service's transaction: the pet with its event in one statement, then a delivery job per subscribed endpoint.
 app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets', async (request, reply) => {
-  const { rows } = await pool.query(INSERT, [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]);
-  reply.code(201);
-  return rows[0];
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ eventId: number; endpoints: string[] }>(CREATE_WITH_EVENT, [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]);
+    const { eventId, endpoints, ...pet } = rows[0]!;
+    if (endpoints.length) {
+      const jobs = endpoints.map((id) => ({ data: { eventId, endpointId: Number(id), series: randomUUID(), attempt: 1 }, __traceContext: null }));
+      await client.query(JOB_INSERT, [JSON.stringify(jobs)]);
+    }
+    await client.query('COMMIT');
+    return reply.code(201).send(pet);
+  } finally {
+    client.release();
+  }
 });
 app.patch<{ Params: { id: string }; Body: { name?: string; categoryId?: number; status?: string } }>('/pets/:id', async (request, reply) => {
   // The service's transaction (src/pets/repository.ts update()): the pet's lock, its creator, the order holding a changed status.

@@ -80,7 +80,7 @@ function cpuMs(pid: number): number {
 }
 
 /** The nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], q: number): number {
+export function percentile(sorted: number[], q: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
 }
 

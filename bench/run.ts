@@ -2,6 +2,7 @@
  * npm run bench: the service against its same-SQL ceiling on this machine, in paired rounds;
  * writes BENCHMARKS.md and exits 1 when a target is missed (bench/README.md).
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,18 +12,23 @@ import { parseCommandLine } from '../scripts/lib/cli.js';
 import { runCommand } from '../test/helpers/cleanup.js';
 import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
 import { createBenchDatabase } from './data.js';
+import { measureDeliveries, subscribe, type EventsResult } from './events.js';
 import { median, pairedRounds, type Arm, type Measurement } from './load.js';
+import { startReceiver } from './receiver.js';
 import { renderReport, type Report } from './report.js';
 import { build, startTarget, type Target } from './targets.js';
 
 const USAGE = `Usage: npm run bench [-- --quick | --creates]
+       npm run bench:creates [-- --quick]   (the same as --creates)
 
 Measures the service as built (npm run build) against its ceiling, bare Fastify running the
 same SQL through a plain pg.Pool, in paired rounds at 32 connections, then latency at a fixed
-rate; rewrites BENCHMARKS.md and exits 1 when a target is missed. About 7 minutes.
+rate, then webhook deliveries (per second, and commit-to-receipt at 300 creates/s); rewrites
+BENCHMARKS.md and exits 1 when a target is missed. About 9 minutes.
   --quick    two rounds of 1 s (under a minute): prints the report, writes nothing,
              exits 1 only when an arm is invalid (wrong statuses, errors)
-  --creates  only createPet and placeOrder against their ceilings; prints the report
+  --creates  only createPet (with its event and delivery job) and placeOrder against their
+             ceilings: the writes per second the database allows; prints the report
 Needs Postgres (BENCH_DATABASE_URL, else DATABASE_URL, else 127.0.0.1:5432). Its database and
 servers are removed at the end, on failure and on Ctrl-C.`;
 
@@ -30,8 +36,10 @@ const { values: args } = parseCommandLine(USAGE, { options: { quick: { type: 'bo
 const quick = args.quick === true;
 const creates = args.creates === true;
 const settings = quick
-  ? { rounds: 2, seconds: 1, warmupSeconds: 0.5, connections: 32, latencyConnections: 10, rateShare: 0.6 }
-  : { rounds: 5, seconds: 5, warmupSeconds: 2, connections: 32, latencyConnections: 10, rateShare: 0.6 };
+  ? { rounds: 2, seconds: 1, warmupSeconds: 0.5, connections: 32, latencyConnections: 10, rateShare: 0.6, eventSeconds: 3, drainSeconds: 10 }
+  : { rounds: 5, seconds: 5, warmupSeconds: 2, connections: 32, latencyConnections: 10, rateShare: 0.6, eventSeconds: 20, drainSeconds: 30 };
+/** createPet's fixed rate while its events are delivered (issue 28's target: p99 commit-to-receipt ≤ 2 s). */
+const CREATES_PER_SECOND = 300;
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 const onMeasured = (r: number, arm: Arm, m: Measurement) =>
@@ -54,8 +62,14 @@ async function main(): Promise<Report> {
     cleanups.push(t.stop);
     return t;
   };
-  // The service as shipped: LOG_LEVEL=info (a line per request) and metrics on, its default pool.
-  const service = await start('service', 'dist/src/server.js', { ...db.env, LOG_LEVEL: 'info', METRICS: 'true' }, '/readyz');
+  const receiver = await startReceiver();
+  cleanups.push(receiver.close);
+  // The service as shipped: LOG_LEVEL=info (a line per request) and metrics on, its default pool;
+  // its webhook workers off, so that its CPU is its requests' (a worker delivers afterwards).
+  const shipped = { ...db.env, LOG_LEVEL: 'info', METRICS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') };
+  const service = await start('service', 'dist/src/server.js', { ...shipped, WEBHOOK_CONCURRENCY: '0' }, '/readyz');
+  // Every createPet of both servers then writes its event and queues one delivery.
+  await subscribe(service.baseUrl, db.key, receiver.url);
   const ceiling = await start('ceiling', 'dist/bench/baselineServer.js', { ...db.env, ORDER_OWNER: String(db.owner), OPEN_ORDERS_ENTERPRISE: String(db.maxOpenOrders) }, '/pets/1');
 
   const json = { 'content-type': 'application/json' };
@@ -100,6 +114,16 @@ async function main(): Promise<Report> {
     latency = await pairedRounds(pairs.listPets, settings.rounds, { ...settings, connections: settings.latencyConnections, rate, onMeasured });
   }
 
+  let events: EventsResult | undefined;
+  if (!creates) {
+    // A second instance with its workers on (WEBHOOK_CONCURRENCY default): it delivers what the rounds queued, then takes creates at a fixed rate.
+    log(`Webhooks: a worker delivers the rounds' events (at most ${settings.drainSeconds} s), then createPet at ${CREATES_PER_SECOND}/s for ${settings.eventSeconds} s…`);
+    const worker = await start('worker', 'dist/src/server.js', shipped, '/readyz');
+    const arm: Arm = { name: `worker createPet at ${CREATES_PER_SECOND}/s`, url: `${worker.baseUrl}/v1/pets`, pid: worker.pid, ...post({ body: newPet }), headers: { ...json, ...auth } };
+    events = await measureDeliveries(db.env.DATABASE_URL, receiver, arm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
+    log(`  ${events.drain.delivered} of ${events.drain.queued} queued events delivered at ${events.drain.perSecond.toFixed(0)}/s; at ${CREATES_PER_SECOND} creates/s commit-to-receipt p50 ${events.p50} ms, p99 ${events.p99} ms${events.invalid ? `  INVALID: ${events.invalid}` : ''}`);
+  }
+
   return {
     quick,
     creates,
@@ -107,6 +131,7 @@ async function main(): Promise<Report> {
     rate,
     throughput,
     latency,
+    events,
     metrics: await metricsLine(service),
     versions: { node: process.version, postgres: await postgresVersion() },
     load: [loadAtStart, loadAverage()],

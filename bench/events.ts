@@ -1,0 +1,80 @@
+import { PgBoss } from 'pg-boss';
+import pg from 'pg';
+import { DELIVERY_QUEUE } from '../src/jobs/queue.js';
+import { measure, percentile, type Arm, type Measurement } from './load.js';
+import type { Receiver } from './receiver.js';
+
+/** What the webhook part of the benchmark found (issue 28). */
+export interface EventsResult {
+  /** The backlog the throughput rounds queued, delivered by a worker started afterwards, for at most `drainSeconds`. */
+  drain: { queued: number; delivered: number; seconds: number; perSecond: number };
+  /** createPet at a fixed rate through the worker, its events delivered as they come (its CPU per create includes the delivery). */
+  rate: number;
+  creates: Measurement;
+  /** From each of those events' change (createdAt) to its receipt, ms. */
+  p50: number;
+  p99: number;
+  invalid?: string;
+}
+
+/** Subscribes the key's account to pet.created at the receiver (createWebhookEndpoint). */
+export async function subscribe(baseUrl: string, key: string, url: string): Promise<void> {
+  const res = await fetch(`${baseUrl}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url, eventTypes: ['pet.created'], description: 'bench' }),
+  });
+  if (res.status !== 201) throw new Error(`createWebhookEndpoint → ${res.status}: ${await res.text()}`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Once the worker (`arm.pid`: the service with its delivery workers on) runs: how fast it delivers
+ * the rounds' backlog (for at most `drainSeconds`; what is left is then dropped from the queue),
+ * then commit-to-receipt while `arm` (createPet) runs at `rate`. Invalid when an event of that
+ * run is missing, or any event arrived twice.
+ */
+export async function measureDeliveries(
+  databaseUrl: string,
+  receiver: Receiver,
+  arm: Arm,
+  opts: { rate: number; seconds: number; connections: number; drainSeconds: number },
+): Promise<EventsResult> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const lastEvent = async () =>
+    (await db.query<{ n: number; last: number }>(`SELECT count(*)::int AS n, coalesce(max(id), 0)::int AS last FROM events WHERE type = 'pet.created'`)).rows[0]!;
+  try {
+    const backlog = await lastEvent();
+    const deadline = Date.now() + opts.drainSeconds * 1000;
+    while (receiver.counts().events < backlog.n && Date.now() < deadline) await sleep(100);
+    const [firstAt, lastAt] = receiver.span();
+    const delivered = receiver.counts().events;
+    const seconds = (lastAt - firstAt) / 1000;
+    const drain = { queued: backlog.n, delivered, seconds, perSecond: (delivered - 1) / seconds };
+    if (delivered < backlog.n) await dropQueued(databaseUrl);
+
+    const creates = await measure(arm, opts);
+    const made = (await lastEvent()).n - backlog.n;
+    const until = Date.now() + 60_000;
+    while (receiver.delaysAbove(backlog.last).length < made && Date.now() < until) await sleep(100);
+    const delays = receiver.delaysAbove(backlog.last);
+    const { deliveries, events } = receiver.counts();
+    const problems = [
+      ...(delays.length < made ? [`${made - delays.length} of the ${made} events at ${opts.rate}/s never arrived`] : []),
+      ...(deliveries > events ? [`${deliveries - events} events arrived twice`] : []),
+    ];
+    return { drain, rate: opts.rate, creates, p50: percentile(delays, 0.5), p99: percentile(delays, 0.99), ...(problems.length ? { invalid: problems.join(', ') } : {}) };
+  } finally {
+    await db.end();
+  }
+}
+
+/** Drops the deliveries still waiting (pg-boss's deleteQueuedJobs), so that the fixed-rate run starts with an empty queue. */
+async function dropQueued(databaseUrl: string): Promise<void> {
+  const boss = new PgBoss({ connectionString: databaseUrl, max: 1, schedule: false, supervise: false, migrate: false });
+  await boss.start();
+  await boss.deleteQueuedJobs(DELIVERY_QUEUE);
+  await boss.stop({ graceful: false, close: true });
+}
