@@ -18,9 +18,10 @@ const USAGE = `Usage: npm run sdk:check [-- --language <name>]
 
 Generates clients from openapi.yaml (openapi-fetch for TypeScript; Redocly's generator for
 Python, Go, Java and PHP) into a temporary folder, starts a fresh server (a database of its own
-on DATABASE_URL's Postgres server, else an embedded store), drives each client through the same
-scenario and prints one table; exits 1 if any cell fails. Toolchains: sh test/sdk/install-toolchains.sh
-(as root). Its server, database and folder are removed at the end, on failure and on Ctrl-C.
+on DATABASE_URL's Postgres server, else an embedded store) and a webhook receiver on 127.0.0.1,
+drives each client through the same scenario and prints one table; exits 1 if any cell fails.
+Toolchains: sh test/sdk/install-toolchains.sh (as root). Its server, receiver, database and
+folder are removed at the end, on failure and on Ctrl-C.
   --language  only this one (TypeScript, Python, Go, Java or PHP)
 See docs/SDKS.md.`;
 const { values: args } = parseCommandLine(USAGE, { options: { language: { type: 'string' } } });
