@@ -2,29 +2,31 @@
 // server, and drives each client through the same scenario with the driver in test/sdk/<lang>/.
 // Prints one table (✓/✗ per cell) and exits non-zero if any cell is ✗. See docs/SDKS.md.
 import { execFile } from 'node:child_process';
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createKey } from '../helpers/apiKeys.js';
-import { runCommand } from '../helpers/cleanup.js';
+import { remember, runCommand } from '../helpers/cleanup.js';
 import { parseCommandLine } from '../../scripts/lib/cli.js';
 import { createDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
+import { startHookReceiver } from './receiver.js';
 
 const USAGE = `Usage: npm run sdk:check [-- --language <name>]
 
 Generates clients from openapi.yaml (openapi-fetch for TypeScript; Redocly's generator for
 Python, Go, Java and PHP) into a temporary folder, starts a fresh server (a database of its own
-on DATABASE_URL's Postgres server, else an embedded store), drives each client through the same
-scenario and prints one table; exits 1 if any cell fails. Toolchains: sh test/sdk/install-toolchains.sh
-(as root). Its server, database and folder are removed at the end, on failure and on Ctrl-C.
+on DATABASE_URL's Postgres server, else an embedded store) and a webhook receiver on 127.0.0.1,
+drives each client through the same scenario and prints one table; exits 1 if any cell fails.
+Toolchains: sh test/sdk/install-toolchains.sh (as root). Its server, receiver, database and
+folder are removed at the end, on failure and on Ctrl-C.
   --language  only this one (TypeScript, Python, Go, Java or PHP)
 See docs/SDKS.md.`;
 const { values: args } = parseCommandLine(USAGE, { options: { language: { type: 'string' } } });
 
-const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts', 'keys', 'lifecycle'] as const;
+const STEPS = ['list', 'create', 'get', 'errors', 'orders', 'conflicts', 'keys', 'lifecycle', 'webhooks'] as const;
 const HEADINGS = [
   'Language',
   'Generation warnings',
@@ -36,6 +38,7 @@ const HEADINGS = [
   'order errors',
   'account keys (experimental)',
   'update/delete/ETags',
+  'events/webhooks (experimental)',
 ];
 const sdkDir = path.join(projectRoot, 'test', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');
@@ -184,7 +187,7 @@ async function prepare(lang: Language, dir: string): Promise<{ warningCell: Cell
 
 /** Runs one driver; one cell per step. */
 async function drive(driver: Run, env: Record<string, string>): Promise<Cell[]> {
-  const res = await run(driver.file, driver.args, { env: { ...env, ...driver.env }, timeoutMs: 120_000 });
+  const res = await run(driver.file, driver.args, { env: { ...env, ...driver.env }, timeoutMs: 180_000 });
   const results = new Map<string, Cell>();
   for (const [, step, outcome, detail] of res.stdout.matchAll(/^RESULT (\S+) (ok|fail) ?(.*)$/gm)) {
     results.set(step!, { ok: outcome === 'ok', text: `${outcome === 'ok' ? '✓' : '✗'} ${short(detail!)}` });
@@ -207,7 +210,11 @@ await runCommand(async () => {
   const storeEnv: Record<string, string> = adminUrl
     ? { DATABASE_URL: await createDatabase(adminUrl, `sdk_check_${process.pid}`) }
     : { DATA_DIR: path.join(tmp, 'data') };
-  const server = await startServer('src/server.ts', { ...storeEnv, LOG_LEVEL: 'warn' }, { stdout: 'ignore' });
+  // Webhooks go to a receiver on 127.0.0.1, which only WEBHOOK_ALLOW_PRIVATE_TARGETS permits.
+  const receiver = await startHookReceiver();
+  remember('sdk-check-receiver', 'the webhook receiver', receiver.close);
+  const webhookEnv = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') };
+  const server = await startServer('src/server.ts', { ...storeEnv, ...webhookEnv, LOG_LEVEL: 'warn' }, { stdout: 'ignore' });
   const [key, ...tinyKeys] = await Promise.all([
     createKey(storeEnv, { plan: 'enterprise', name: 'sdk-check', perMinute: 10_000, perDay: 100_000 }),
     ...languages.map((lang) => createKey(storeEnv, { plan: 'enterprise', name: `sdk-check-tiny-${lang.name}`, perMinute: 3, perDay: 1000 })),
@@ -218,13 +225,16 @@ await runCommand(async () => {
   let failed = false;
   for (const [i, lang] of languages.entries()) {
     const { warningCell, driver, stepCell } = prepared[i]!;
+    const name = lang.name.toLowerCase();
     const env = {
       SDK_BASE_URL: `${server.baseUrl}/v1`,
       SDK_KEY: key!,
       SDK_TINY_KEY: tinyKeys[i]!,
-      SDK_PREFIX: `sdk-${lang.name.toLowerCase()}-${process.pid}`,
       // A category of its own (random: no other pet of the run has it), above 2^40 so that every SDK carries it as a 64-bit integer.
       SDK_CATEGORY: String(randomInt(2 ** 40, 2 ** 47)),
+      SDK_PREFIX: `sdk-${name}-${process.pid}`,
+      SDK_HOOK_URL: `${receiver.baseUrl}/hook/${name}`,
+      SDK_RECEIVED_URL: `${receiver.baseUrl}/received/${name}/`,
     };
     const cells = driver ? await drive(driver, env) : STEPS.map(() => stepCell!);
     rows.push([lang.name, ...[warningCell, ...cells].map((cell) => cell.text)]);

@@ -1,10 +1,13 @@
 // The sdk:check scenario through Redocly's generated Go client (package sdkcheck/client).
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY, SDK_HOOK_URL, SDK_RECEIVED_URL; prints one `RESULT <step> ok|fail <detail>` line per step.
 package main
 
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,6 +87,146 @@ func errorCode(err error, status int, code string) error {
 		return fmt.Errorf("expected %d %s, got %d %v", status, code, apiErr.Status, body["code"])
 	}
 	return nil
+}
+
+// objectId is data.object.id of an event: Data is untyped (any), the JSON object as decoded.
+func objectId(data any) int64 {
+	fields, _ := data.(map[string]any)
+	object, _ := fields["object"].(map[string]any)
+	id, _ := object["id"].(float64)
+	return int64(id)
+}
+
+// signature is Standard Webhooks' v1, and the base64 HMAC-SHA256 of "id.timestamp.body", keyed with the base64-decoded secret after whsec_.
+func signature(secret, content string) (string, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(content))
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+func webhooks(api *client.Client) (string, error) {
+	description := prefix + " sdk:check"
+	endpoint, err := api.CreateWebhookEndpoint(ctx, client.NewWebhookEndpoint{Url: os.Getenv("SDK_HOOK_URL"), EventTypes: []string{"pet.created"}, Description: &description})
+	if err != nil {
+		return "", err
+	}
+	if last.StatusCode != 201 {
+		return "", fmt.Errorf("createWebhookEndpoint: %d", last.StatusCode)
+	}
+	if !strings.HasPrefix(endpoint.Secret, "whsec_") || endpoint.Status != client.WebhookEndpointStatusEnabled {
+		return "", fmt.Errorf("createWebhookEndpoint: secret %.6s..., status %s", endpoint.Secret, endpoint.Status)
+	}
+	pets := map[int64]bool{}
+	var firstPet int64
+	for i := 0; i < 3; i++ {
+		pet, err := api.CreatePet(ctx, client.NewPet{Name: fmt.Sprintf("%s-hook-%d", prefix, i), CategoryId: 1})
+		if err != nil {
+			return "", err
+		}
+		pets[pet.Id] = true
+		if i == 0 {
+			firstPet = pet.Id
+		}
+	}
+	// Follows every page from the first (limit 1, the pager) until the three pet.created events are seen;
+	// an event is listed once the transactions that began before it have ended, so a walk that misses
+	// one starts again 2 s later (few enough walks to stay within the key's quota), for at most 30 s.
+	found := map[int64]string{}
+	pages := 0
+	limit := int64(1)
+	pause := func() {
+		if len(found) < len(pets) {
+			time.Sleep(2 * time.Second)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(found) < len(pets); pause() {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("listEvents: %d of %d pet.created events over %d pages", len(found), len(pets), pages)
+		}
+		pages = 0
+		var failure error
+		api.ListEventsPages(ctx, &client.ListEventsParams{Limit: &limit})(func(page []client.Event, err error) bool {
+			if err != nil {
+				failure = err
+				return false
+			}
+			pages++
+			for _, event := range page {
+				if id := objectId(event.Data); event.Type_ == client.EventTypePetCreated && pets[id] {
+					found[id] = event.Id
+				}
+			}
+			return len(found) < len(pets)
+		})
+		if failure != nil {
+			return "", failure
+		}
+	}
+	wanted := map[string]bool{}
+	for _, id := range found {
+		wanted[id] = true
+	}
+	// Deliveries are listed newest first; the first page holds this endpoint's few attempts.
+	delivered := map[string]int64{}
+	pageLimit := int64(100)
+	for deadline := time.Now().Add(20 * time.Second); len(delivered) < len(pets); time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("listWebhookDeliveries: %d of %d events delivered with 2xx", len(delivered), len(pets))
+		}
+		attempts, err := api.ListWebhookDeliveries(ctx, endpoint.Id, &client.ListWebhookDeliveriesParams{Limit: &pageLimit})
+		if err != nil {
+			return "", err
+		}
+		for _, attempt := range attempts {
+			if attempt.ResponseStatus != nil && *attempt.ResponseStatus >= 200 && *attempt.ResponseStatus < 300 && wanted[attempt.EventId] {
+				delivered[attempt.EventId] = *attempt.ResponseStatus
+			}
+		}
+	}
+	statuses := map[int64]bool{}
+	for _, status := range delivered {
+		statuses[status] = true
+	}
+	eventId := found[firstPet]
+	got, err := http.Get(os.Getenv("SDK_RECEIVED_URL") + eventId)
+	if err != nil {
+		return "", err
+	}
+	defer got.Body.Close()
+	if got.StatusCode != 200 {
+		return "", fmt.Errorf("the receiver has no request with webhook-id %s", eventId)
+	}
+	var hook struct{ Id, Timestamp, Signature, Body string }
+	if err := json.NewDecoder(got.Body).Decode(&hook); err != nil {
+		return "", err
+	}
+	expected, err := signature(endpoint.Secret, hook.Id+"."+hook.Timestamp+"."+hook.Body)
+	if err != nil {
+		return "", err
+	}
+	signed := false
+	for _, candidate := range strings.Split(hook.Signature, " ") {
+		signed = signed || hmac.Equal([]byte(candidate), []byte(expected))
+	}
+	if !signed {
+		return "", fmt.Errorf("webhook-signature %s is not %s", hook.Signature, expected)
+	}
+	var sent client.Event
+	if err := json.Unmarshal([]byte(hook.Body), &sent); err != nil {
+		return "", err
+	}
+	if sent.Id != eventId || sent.Type_ != client.EventTypePetCreated || objectId(sent.Data) != firstPet {
+		return "", fmt.Errorf("the body sent: %.80s", hook.Body)
+	}
+	codes := []string{}
+	for status := range statuses {
+		codes = append(codes, strconv.FormatInt(status, 10))
+	}
+	return fmt.Sprintf("201 whsec_; 3 pet.created in %d pages of 1; 3 delivered %s; v1 signature verified", pages, strings.Join(codes, ",")), nil
 }
 
 func main() {
@@ -462,4 +605,6 @@ func main() {
 		}
 		return fmt.Sprintf("304, PATCH %s %s->%s, 412, 204, 404; category: 3 of 3 in %d pages", strings.TrimPrefix(mediaType, "application/"), etag, newEtag, pages), nil
 	})
+
+	step("webhooks", func() (string, error) { return webhooks(api) })
 }

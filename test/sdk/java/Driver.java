@@ -1,5 +1,5 @@
 // The sdk:check scenario through Redocly's generated Java client (animalstoreapi.Client).
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY, SDK_HOOK_URL, SDK_RECEIVED_URL; prints one `RESULT <step> ok|fail <detail>` line per step.
 import animalstoreapi.Client;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -27,6 +28,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSession;
@@ -143,6 +146,67 @@ public class Driver {
             return;
         }
         throw new IllegalStateException("expected " + status + " " + code + ", got a success");
+    }
+
+    /** data.object.id of an event: data is untyped (an Object, the parsed JSON map), and the component is named data2() (the generated fromJson has a local named data). */
+    static long objectId(Object data) {
+        Object object = data instanceof Map<?, ?> fields ? fields.get("object") : null;
+        Object id = object instanceof Map<?, ?> fields ? fields.get("id") : null;
+        return id instanceof Number number ? number.longValue() : -1;
+    }
+
+    /** Standard Webhooks: v1, and the base64 HMAC-SHA256 of "id.timestamp.body", keyed with the base64-decoded secret after whsec_. */
+    static String signature(String secret, String content) throws Exception {
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(Base64.getDecoder().decode(secret.substring("whsec_".length())), "HmacSHA256"));
+        return "v1," + Base64.getEncoder().encodeToString(mac.doFinal(content.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    static String webhooks(Client api) throws Exception {
+        var made = api.createWebhookEndpointWithHeaders(new Client.NewWebhookEndpoint(System.getenv("SDK_HOOK_URL"), List.of("pet.created"), PREFIX + " sdk:check"));
+        check(made.status() == 201, "createWebhookEndpoint: " + made.status());
+        var endpoint = made.data();
+        check(endpoint.secret().startsWith("whsec_") && endpoint.status() == Client.WebhookEndpointStatus.ENABLED,
+            "createWebhookEndpoint: secret " + endpoint.secret().substring(0, 6) + "..., status " + endpoint.status());
+        List<Long> pets = new ArrayList<>();
+        for (int i = 0; i < 3; i++) pets.add(api.createPet(new Client.NewPet(PREFIX + "-hook-" + i, 1L, null)).id());
+        // Follows every page from the first (limit 1, the pager) until the three pet.created events are seen;
+        // an event is listed once the transactions that began before it have ended, so a walk that misses
+        // one starts again 2 s later (few enough walks to stay within the key's quota), for at most 30 s.
+        Map<Long, String> found = new HashMap<>();
+        int pages = 0;
+        for (long deadline = System.nanoTime() + 30_000_000_000L; found.size() < pets.size(); Thread.sleep(found.size() < pets.size() ? 2000 : 0)) {
+            check(System.nanoTime() < deadline, "listEvents: " + found.size() + " of " + pets.size() + " pet.created events over " + pages + " pages");
+            pages = 0;
+            for (var page : api.listEventsPages(new Client.ListEventsParams().limit(1L))) {
+                pages++;
+                for (var event : page) {
+                    long id = objectId(event.data2());
+                    if (event.type() == Client.EventType.PET_CREATED && pets.contains(id)) found.put(id, event.id());
+                }
+                if (found.size() == pets.size()) break;
+            }
+        }
+        // Deliveries are listed newest first; the first page holds this endpoint's few attempts.
+        Map<String, Long> delivered = new HashMap<>();
+        for (long deadline = System.nanoTime() + 20_000_000_000L; delivered.size() < pets.size(); Thread.sleep(250)) {
+            check(System.nanoTime() < deadline, "listWebhookDeliveries: " + delivered.size() + " of " + pets.size() + " events delivered with 2xx");
+            for (var attempt : api.listWebhookDeliveries(endpoint.id(), new Client.ListWebhookDeliveriesParams().limit(100L))) {
+                Long status = attempt.responseStatus();
+                if (status != null && status >= 200 && status < 300 && found.containsValue(attempt.eventId())) delivered.put(attempt.eventId(), status);
+            }
+        }
+        String eventId = found.get(pets.get(0));
+        HttpResponse<String> got = HttpClient.newHttpClient().send(
+            HttpRequest.newBuilder(URI.create(System.getenv("SDK_RECEIVED_URL") + eventId)).build(), HttpResponse.BodyHandlers.ofString());
+        check(got.statusCode() == 200, "the receiver has no request with webhook-id " + eventId);
+        Map<?, ?> hook = (Map<?, ?>) Client.Json.parse(got.body());
+        String expected = signature(endpoint.secret(), hook.get("id") + "." + hook.get("timestamp") + "." + hook.get("body"));
+        check(List.of(((String) hook.get("signature")).split(" ")).contains(expected), "webhook-signature " + hook.get("signature") + " is not " + expected);
+        var sent = Client.Event.fromJson(Client.Json.parse((String) hook.get("body")));
+        check(sent.id().equals(eventId) && sent.type() == Client.EventType.PET_CREATED && objectId(sent.data2()) == pets.get(0), "the body sent: " + hook.get("body"));
+        String statuses = String.join(",", new java.util.TreeSet<>(delivered.values()).stream().map(String::valueOf).toList());
+        return "201 whsec_; 3 pet.created in " + pages + " pages of 1; 3 delivered " + statuses + "; v1 signature verified";
     }
 
     public static void main(String[] args) {
@@ -307,5 +371,7 @@ public class Driver {
             check(seen.equals(mine), "category " + categoryId + ": listed " + seen + ", made " + mine);
             return "304, PATCH " + mediaType.replaceFirst("^application/", "") + " " + etag + "->" + newEtag + ", 412, 204, 404; category: 3 of 3 in " + pages + " pages";
         });
+
+        step("webhooks", () -> webhooks(api));
     }
 }

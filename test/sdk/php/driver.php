@@ -1,6 +1,6 @@
 <?php
 // The sdk:check scenario through Redocly's generated PHP client (the file SDK_CLIENT names).
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY, SDK_HOOK_URL, SDK_RECEIVED_URL; prints one `RESULT <step> ok|fail <detail>` line per step.
 declare(strict_types=1);
 
 require getenv('SDK_CLIENT');
@@ -8,14 +8,17 @@ require getenv('SDK_CLIENT');
 use AnimalStoreApi\ApiError;
 use AnimalStoreApi\Client;
 use AnimalStoreApi\Config;
+use AnimalStoreApi\EventType;
 use AnimalStoreApi\NewOrder;
 use AnimalStoreApi\NewApiKey;
 use AnimalStoreApi\NewPet;
+use AnimalStoreApi\NewWebhookEndpoint;
 use AnimalStoreApi\OrderStatus;
 use AnimalStoreApi\PetPatch;
 use AnimalStoreApi\PetStatus;
 use AnimalStoreApi\RollApiKey;
 use AnimalStoreApi\Scope;
+use AnimalStoreApi\WebhookEndpointStatus;
 
 [$baseUrl, $key, $tinyKey, $prefix, $category] = array_map('getenv', ['SDK_BASE_URL', 'SDK_KEY', 'SDK_TINY_KEY', 'SDK_PREFIX', 'SDK_CATEGORY']);
 $last = null; // the last response (set by the middleware), which ApiError does not carry: Retry-After is read from it
@@ -247,4 +250,66 @@ step('lifecycle', function () use ($api, $prefix, $category): string {
     check($seen === $mine, "category $categoryId: listed [" . implode(',', $seen) . '], made [' . implode(',', $mine) . ']');
     $shortType = preg_replace('#^application/#', '', $mediaType);
     return "304, PATCH $shortType {$etag}->{$newEtag}, 412, 204, 404; category: 3 of 3 in $pages pages";
+});
+
+// Standard Webhooks: v1, and the base64 HMAC-SHA256 of "id.timestamp.body", keyed with the base64-decoded secret after whsec_.
+function signature(string $secret, string $content): string
+{
+    return 'v1,' . base64_encode(hash_hmac('sha256', $content, base64_decode(substr($secret, strlen('whsec_')), true), true));
+}
+
+step('webhooks', function () use ($api, $prefix): string {
+    $made = $api->createWebhookEndpointWithHeaders(new NewWebhookEndpoint(url: getenv('SDK_HOOK_URL'), eventTypes: ['pet.created'], description: "$prefix sdk:check"));
+    check($made->status === 201, "createWebhookEndpoint: {$made->status}");
+    $endpoint = $made->data;
+    check(str_starts_with($endpoint->secret, 'whsec_') && $endpoint->status === WebhookEndpointStatus::Enabled,
+        'createWebhookEndpoint: secret ' . substr($endpoint->secret, 0, 6) . "..., status {$endpoint->status->value}");
+    $pets = [];
+    for ($i = 0; $i < 3; $i++) {
+        $pets[] = $api->createPet(new NewPet(name: "$prefix-hook-$i", categoryId: 1))->id;
+    }
+    // Follows every page from the first (limit 1, the pager) until the three pet.created events are seen;
+    // an event is listed once the transactions that began before it have ended, so a walk that misses
+    // one starts again 2 s later (few enough walks to stay within the key's quota), for at most 30 s.
+    $found = [];
+    $pages = 0;
+    for ($deadline = microtime(true) + 30; count($found) < count($pets); usleep(count($found) < count($pets) ? 2_000_000 : 0)) {
+        check(microtime(true) < $deadline, 'listEvents: ' . count($found) . ' of ' . count($pets) . " pet.created events over $pages pages");
+        $pages = 0;
+        foreach ($api->listEventsPages(limit: 1) as $page) {
+            $pages++;
+            foreach ($page as $event) {
+                // data is untyped (mixed): the JSON object as an array, read by name.
+                $id = $event->data['object']['id'] ?? null;
+                if ($event->type === EventType::PetCreated && in_array($id, $pets, true)) {
+                    $found[$id] = $event->id;
+                }
+            }
+            if (count($found) === count($pets)) {
+                break;
+            }
+        }
+    }
+    // Deliveries are listed newest first; the first page holds this endpoint's few attempts.
+    $delivered = [];
+    for ($deadline = microtime(true) + 20; count($delivered) < count($pets); usleep(250_000)) {
+        check(microtime(true) < $deadline, 'listWebhookDeliveries: ' . count($delivered) . ' of ' . count($pets) . ' events delivered with 2xx');
+        foreach ($api->listWebhookDeliveries($endpoint->id, limit: 100) as $attempt) {
+            $status = $attempt->responseStatus;
+            if ($status !== null && $status >= 200 && $status < 300 && in_array($attempt->eventId, $found, true)) {
+                $delivered[$attempt->eventId] = $status;
+            }
+        }
+    }
+    $eventId = $found[$pets[0]];
+    $got = @file_get_contents(getenv('SDK_RECEIVED_URL') . rawurlencode($eventId));
+    check($got !== false, "the receiver has no request with webhook-id $eventId");
+    $hook = json_decode($got, true, 512, JSON_THROW_ON_ERROR);
+    $expected = signature($endpoint->secret, "{$hook['id']}.{$hook['timestamp']}.{$hook['body']}");
+    check(in_array($expected, explode(' ', $hook['signature']), true), "webhook-signature {$hook['signature']} is not $expected");
+    $sent = json_decode($hook['body'], true, 512, JSON_THROW_ON_ERROR);
+    check($sent['id'] === $eventId && $sent['type'] === 'pet.created' && $sent['data']['object']['id'] === $pets[0], 'the body sent: ' . substr($hook['body'], 0, 80));
+    $statuses = array_unique(array_values($delivered));
+    sort($statuses);
+    return "201 whsec_; 3 pet.created in $pages pages of 1; 3 delivered " . implode(',', $statuses) . '; v1 signature verified';
 });

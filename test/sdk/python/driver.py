@@ -1,10 +1,17 @@
 """The sdk:check scenario through Redocly's generated Python client (module `client` on PYTHONPATH).
 
-Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
+Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY, SDK_HOOK_URL, SDK_RECEIVED_URL; prints one `RESULT <step> ok|fail <detail>` line per step.
 """
+import base64
+import hashlib
+import hmac
+import json
 import os
 import re
+import time
 from datetime import datetime
+
+import httpx
 
 import client as sdk
 
@@ -185,6 +192,65 @@ def keys():
     return f"ask_ key 201, createPet 403 {scope}, listPets 200, roll 201 (60 s), listed"
 
 
+hook_url, received_url = os.environ["SDK_HOOK_URL"], os.environ["SDK_RECEIVED_URL"]
+
+
+def signature(secret, content):
+    """Standard Webhooks: v1, and the base64 HMAC-SHA256 of "id.timestamp.body", keyed with the base64-decoded secret after whsec_."""
+    digest = hmac.new(base64.b64decode(secret[len("whsec_"):]), content.encode(), hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def webhooks():
+    made = api.create_webhook_endpoint_with_headers(
+        sdk.NewWebhookEndpoint(url=hook_url, event_types=["pet.created"], description=f"{prefix} sdk:check"))
+    check(made.response.status_code == 201, f"createWebhookEndpoint: {made.response.status_code}")
+    endpoint = made.data
+    check(endpoint.secret.startswith("whsec_") and endpoint.status == sdk.WebhookEndpointStatus.ENABLED,
+          f"createWebhookEndpoint: secret {endpoint.secret[:6]}..., status {endpoint.status}")
+    pets = [api.create_pet(sdk.NewPet(name=f"{prefix}-hook-{i}", category_id=1)).id for i in range(3)]
+    # Follows every page from the first (limit 1, the pager) until the three pet.created events are seen;
+    # an event is listed once the transactions that began before it have ended, so a walk that misses
+    # one starts again 2 s later (few enough walks to stay within the key's quota), for at most 30 s.
+    found = {}
+    deadline = time.monotonic() + 30
+    while True:
+        pages = 0
+        for page in api.list_events_pages(limit=1):
+            pages += 1
+            for event in page:
+                # data is untyped (Any): the JSON object, read by name.
+                if event.type_ == sdk.EventType.PET_CREATED and event.data["object"]["id"] in pets:
+                    found[event.data["object"]["id"]] = event.id
+            if len(found) == len(pets):
+                break
+        if len(found) == len(pets):
+            break
+        check(time.monotonic() < deadline, f"listEvents: {len(found)} of {len(pets)} pet.created events over {pages} pages")
+        time.sleep(2)
+    # Deliveries are listed newest first; the first page holds this endpoint's few attempts.
+    delivered = {}
+    deadline = time.monotonic() + 20
+    while len(delivered) < len(pets):
+        check(time.monotonic() < deadline, f"listWebhookDeliveries: {len(delivered)} of {len(pets)} events delivered with 2xx")
+        for attempt in api.list_webhook_deliveries(endpoint.id, limit=100):
+            if attempt.response_status is not None and 200 <= attempt.response_status < 300 and attempt.event_id in found.values():
+                delivered[attempt.event_id] = attempt.response_status
+        if len(delivered) < len(pets):
+            time.sleep(0.25)
+    event_id = found[pets[0]]
+    got = httpx.get(received_url + event_id)
+    check(got.status_code == 200, f"the receiver has no request with webhook-id {event_id}")
+    hook = got.json()
+    expected = signature(endpoint.secret, f"{hook['id']}.{hook['timestamp']}.{hook['body']}")
+    check(expected in hook["signature"].split(" "), f"webhook-signature {hook['signature']} is not {expected}")
+    sent = json.loads(hook["body"])
+    check(sent["id"] == event_id and sent["type"] == "pet.created" and sent["data"]["object"]["id"] == pets[0],
+          f"the body sent: {hook['body'][:80]}")
+    statuses = ",".join(str(s) for s in sorted(set(delivered.values())))
+    return f"201 whsec_; 3 pet.created in {pages} pages of 1; 3 delivered {statuses}; v1 signature verified"
+
+
 step("conflicts", conflicts)
 step("keys", keys)
 
@@ -230,3 +296,4 @@ def lifecycle():
 
 
 step("lifecycle", lifecycle)
+step("webhooks", webhooks)

@@ -1,5 +1,6 @@
 // The sdk:check scenario through openapi-fetch over the project's own generated/openapi.ts types.
-// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY; prints one `RESULT <step> ok|fail <detail>` line per step.
+// Reads SDK_BASE_URL, SDK_KEY, SDK_TINY_KEY, SDK_PREFIX, SDK_CATEGORY, SDK_HOOK_URL, SDK_RECEIVED_URL; prints one `RESULT <step> ok|fail <detail>` line per step.
+import { createHmac } from 'node:crypto';
 import createClient from 'openapi-fetch';
 import type { paths } from '../../../generated/openapi.js';
 
@@ -233,4 +234,65 @@ await step('lifecycle', async () => {
   }
   check(seen.join() === mine.join(), `category ${categoryId}: listed [${seen}], made [${mine}]`);
   return `304, PATCH ${mediaType?.replace('application/', '')} ${etag}->${newEtag}, 412, 204, 404; category: 3 of 3 in ${pages} pages`;
+});
+
+const { SDK_HOOK_URL: hookUrl = '', SDK_RECEIVED_URL: receivedUrl = '' } = process.env;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of "id.timestamp.body", keyed with the base64-decoded secret after `whsec_`. */
+function signature(secret: string, content: string): string {
+  return `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(content).digest('base64')}`;
+}
+
+await step('webhooks', async () => {
+  const made = await api.POST('/webhook-endpoints', { body: { url: hookUrl, eventTypes: ['pet.created'], description: `${prefix} sdk:check` } });
+  check(made.response.status === 201 && made.data, `createWebhookEndpoint: ${made.response.status} ${made.error?.code}`);
+  const endpoint = made.data;
+  check(endpoint.secret.startsWith('whsec_') && endpoint.status === 'enabled', `createWebhookEndpoint: secret ${endpoint.secret.slice(0, 6)}…, status ${endpoint.status}`);
+  const pets: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const pet = await api.POST('/pets', { body: { name: `${prefix}-hook-${i}`, categoryId: 1 } });
+    check(pet.data, `create pet ${i}: ${pet.error?.code}`);
+    pets.push(pet.data.id);
+  }
+  // Follows every page from the first (limit 1) until the three pet.created events are seen; an
+  // event is listed once the transactions that began before it have ended, so a walk that misses
+  // one starts again 2 s later (few enough walks to stay within the key's quota), for at most 30 s.
+  const found = new Map<number, string>();
+  let pages = 0;
+  for (const deadline = Date.now() + 30_000; found.size < pets.length; await sleep(found.size < pets.length ? 2000 : 0)) {
+    check(Date.now() < deadline, `listEvents: ${found.size} of ${pets.length} pet.created events over ${pages} pages`);
+    pages = 0;
+    let query: Record<string, string> | undefined = { limit: '1' };
+    while (query && found.size < pets.length) {
+      const { data, error, response } = await api.GET('/events', { params: { query: { ...query, limit: Number(query.limit) } } });
+      check(data, `listEvents page ${pages + 1}: ${response.status} ${error?.code}`);
+      pages++;
+      for (const event of data) {
+        const id = event.data.object.id as number;
+        if (event.type === 'pet.created' && pets.includes(id)) found.set(id, event.id);
+      }
+      query = nextQuery(response.headers.get('Link'));
+    }
+  }
+  // Deliveries are listed newest first; the first page holds this endpoint's few attempts.
+  const delivered = new Map<string, number>();
+  for (const deadline = Date.now() + 20_000; delivered.size < pets.length; await sleep(250)) {
+    check(Date.now() < deadline, `listWebhookDeliveries: ${delivered.size} of ${pets.length} events delivered with 2xx`);
+    const { data, error, response } = await api.GET('/webhook-endpoints/{endpointId}/deliveries', { params: { path: { endpointId: endpoint.id }, query: { limit: 100 } } });
+    check(data, `listWebhookDeliveries: ${response.status} ${error?.code}`);
+    for (const attempt of data) {
+      const ok = attempt.responseStatus !== null && attempt.responseStatus >= 200 && attempt.responseStatus < 300;
+      if (ok && [...found.values()].includes(attempt.eventId)) delivered.set(attempt.eventId, attempt.responseStatus!);
+    }
+  }
+  const eventId = found.get(pets[0]!)!;
+  const got = await fetch(receivedUrl + encodeURIComponent(eventId));
+  check(got.status === 200, `the receiver has no request with webhook-id ${eventId}`);
+  const hook = (await got.json()) as { id: string; timestamp: string; signature: string; body: string };
+  const expected = signature(endpoint.secret, `${hook.id}.${hook.timestamp}.${hook.body}`);
+  check(hook.signature.split(' ').includes(expected), `webhook-signature ${hook.signature} is not ${expected}`);
+  const sent = JSON.parse(hook.body) as { id: string; type: string; data: { object: { id: number } } };
+  check(sent.id === eventId && sent.type === 'pet.created' && sent.data.object.id === pets[0], `the body sent: ${hook.body.slice(0, 80)}`);
+  return `201 whsec_; 3 pet.created in ${pages} pages of 1; 3 delivered ${[...new Set(delivered.values())].join()}; v1 signature verified`;
 });
