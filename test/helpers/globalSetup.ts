@@ -8,6 +8,7 @@ import { LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from './probes.js';
 import { canStartRedisCluster } from './redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
 import { startEmbedded } from '../../src/db/embeddedPostgres.js';
+import { startQueue } from '../../src/jobs/queue.js';
 import { projectRoot } from '../../src/paths.js';
 import { cleanUpRun, createRunDir, deadRuns, testRun, type CleanUp, type TestRun } from './testRun.js';
 
@@ -164,8 +165,12 @@ export default async function setup(project: TestProject) {
   try {
     if (!services.postgres.up) throw new Error(notRun[0]);
     const name = `as_${run.id}_template`;
-    const db = await openDatabase({ databaseUrl: await createDatabase(adminUrl, name), dataDir: '', poolMax: 1, onIdleError: () => {} });
+    const databaseUrl = await createDatabase(adminUrl, name);
+    const db = await openDatabase({ databaseUrl, dataDir: '', poolMax: 1, onIdleError: () => {} });
     await db.close();
+    // pg-boss's schema and queue too, as the service creates them at start: each test server's start is then a check, not an install.
+    const boss = await startQueue({ connectionString: databaseUrl }, { timeoutMs: 10_000, onError: () => {} });
+    await boss.stop({ graceful: false });
     project.provide('template', { adminUrl, name });
   } catch (err) {
     await teardown();
