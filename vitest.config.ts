@@ -29,8 +29,22 @@ const PROCESSES = [
   'test/server.test.ts',
   'test/tracing/tracing.test.ts',
 ];
-/** Long runs: thousands of generated requests, a limit shared by two instances, a fresh clone's quick start, interrupted runs: `npm run test:long`. */
-const LONG = ['test/long/**/*.test.ts', 'test/properties/api.test.ts', 'test/ratelimit/shared.test.ts'];
+/**
+ * Long runs: thousands of generated requests, limits and keys shared by two instances, Prism's
+ * contract proxy, races repeated both ways, webhook retries waited out, a fresh clone's quick
+ * start, interrupted runs: `npm run test:long` (keeps `npm test` near its 90 s budget).
+ */
+const LONG = [
+  'test/long/**/*.test.ts',
+  'test/properties/api.test.ts',
+  'test/ratelimit/shared.test.ts',
+  'test/ratelimit/accountQuota.test.ts',
+  'test/auth/revocationAcrossInstances.test.ts',
+  'test/contract/prism.test.ts',
+  'test/pets/statusRace.test.ts',
+  'test/pets/deleteRace.test.ts',
+  'test/events/delivery.test.ts',
+];
 /**
  * Several servers each, one file at a time: processes killed, Postgres and Redis broken, slow clients,
  * and the scale-out infrastructure the tests start themselves (PgBouncer, a Redis Cluster, HAProxy), and
