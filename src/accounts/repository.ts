@@ -3,6 +3,7 @@ import type { components } from '../../generated/openapi.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/apiKey.js';
 import { withTransaction } from '../db/transaction.js';
 import { MAX_LIVE_KEYS_PER_ACCOUNT } from '../limits.js';
+import { isoTimestamp } from '../db/isoTimestamp.js';
 
 export type Plan = components['schemas']['Plan'];
 export type Scope = components['schemas']['Scope'];
@@ -62,9 +63,8 @@ export class KeyChangeRefused extends Error {
   }
 }
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const KEY_COLUMNS = `id, name, prefix, scopes, ${iso('created_at')} AS "createdAt", ${iso('last_used_at')} AS "lastUsedAt",
-  ${iso('expires_at')} AS "expiresAt", ${iso('revoked_at')} AS "revokedAt"`;
+const KEY_COLUMNS = `id, name, prefix, scopes, ${isoTimestamp('created_at')} AS "createdAt", ${isoTimestamp('last_used_at')} AS "lastUsedAt",
+  ${isoTimestamp('expires_at')} AS "expiresAt", ${isoTimestamp('revoked_at')} AS "revokedAt"`;
 const LIVE = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
 
 /** Accounts and their API keys: only a key's hash and prefix are stored. */
@@ -113,7 +113,7 @@ export function accountsRepository(pool: pg.Pool) {
 
     async getAccount(accountId: number): Promise<Omit<Account, 'limits'> & { perMinute: number | null; perDay: number | null; maxOpenOrders: number | null }> {
       const { rows } = await pool.query(
-        `SELECT id, name, plan, per_minute AS "perMinute", per_day AS "perDay", max_open_orders AS "maxOpenOrders", ${iso('created_at')} AS "createdAt"
+        `SELECT id, name, plan, per_minute AS "perMinute", per_day AS "perDay", max_open_orders AS "maxOpenOrders", ${isoTimestamp('created_at')} AS "createdAt"
            FROM accounts WHERE id = $1`,
         [accountId],
       );

@@ -5,6 +5,7 @@ import type { components } from '../../generated/openapi.js';
 import { withTransaction } from '../db/transaction.js';
 import { enqueueDeliveries } from '../jobs/queue.js';
 import { eventFrom } from './sql.js';
+import { isoTimestamp } from '../db/isoTimestamp.js';
 
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
@@ -15,9 +16,8 @@ export interface EventPosition {
   id: number;
 }
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 /** An event as the document's Event. */
-export const EVENT_COLUMNS = `'evt_' || e.id AS id, e.type, ${iso('e.created_at')} AS "createdAt", jsonb_build_object('object', e.object) AS data`;
+export const EVENT_COLUMNS = `'evt_' || e.id AS id, e.type, ${isoTimestamp('e.created_at')} AS "createdAt", jsonb_build_object('object', e.object) AS data`;
 
 /** $1 type, $2 object, $3 readers' account ids. */
 const RECORD = `WITH given AS (SELECT), ${eventFrom('given', { type: '$1::text', object: '$2::jsonb', recipients: '$3::bigint[]' })}`;

@@ -5,6 +5,7 @@ import { withTransaction } from '../db/transaction.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 import { postWebhook, type Attempt } from '../webhooks/send.js';
 import { enqueueDeliveries, type DeliveryJob } from './queue.js';
+import { isoTimestamp } from '../db/isoTimestamp.js';
 
 export interface DeliveryOptions {
   timeoutMs: number;
@@ -16,8 +17,7 @@ export interface DeliveryOptions {
 /** What each attempt reports, for the metrics. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'skipped';
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const LOAD = `SELECT e.type, e.object, ${iso('e.created_at')} AS "createdAt", w.url, w.secret,
+const LOAD = `SELECT e.type, e.object, ${isoTimestamp('e.created_at')} AS "createdAt", w.url, w.secret,
          CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS "previousSecret",
          w.status = 'enabled' AS enabled,
          EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.series = $3 AND d.attempt = $4) AS done
@@ -71,7 +71,7 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
     }
     const { rows } = await client.query<{ expired: boolean; since: string }>(
       `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = $1
-       RETURNING failing_since <= now() - make_interval(secs => $2) AS expired, ${iso('failing_since')} AS since`,
+       RETURNING failing_since <= now() - make_interval(secs => $2) AS expired, ${isoTimestamp('failing_since')} AS since`,
       [job.endpointId, opts.disableAfterSeconds],
     );
     if (rows[0]?.expired) {

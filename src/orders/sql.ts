@@ -1,3 +1,5 @@
+import { isoTimestamp } from '../db/isoTimestamp.js';
+
 /**
  * Every statement about adoption orders, as text only: the repository runs them, and a
  * benchmark ceiling can run the very same ones through a plain pg.Pool. Each change of
@@ -5,9 +7,7 @@
  * guarded in its WHERE clause so that of concurrent requests exactly one matches.
  */
 
-/** Timestamps as the document's date-time strings (UTC, milliseconds), whatever the server's TimeZone. */
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const COLUMNS = `id, pet_id AS "petId", status, ${iso('created_at')} AS "createdAt", ${iso('updated_at')} AS "updatedAt"`;
+const COLUMNS = `id, pet_id AS "petId", status, ${isoTimestamp('created_at')} AS "createdAt", ${isoTimestamp('updated_at')} AS "updatedAt"`;
 
 /**
  * A placement's transaction first takes a transaction-scoped advisory lock on its account

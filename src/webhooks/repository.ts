@@ -3,6 +3,7 @@ import type { components } from '../../generated/openapi.js';
 import { withTransaction } from '../db/transaction.js';
 import { MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT } from '../limits.js';
 import { newWebhookSecret, type SecretBox } from './secrets.js';
+import { isoTimestamp } from '../db/isoTimestamp.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
@@ -10,9 +11,8 @@ export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint'];
 export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const COLUMNS = `id, url, event_types AS "eventTypes", description, status, disabled_reason AS "disabledReason", ${iso('created_at')} AS "createdAt"`;
-const DELIVERY_COLUMNS = `id, 'evt_' || event_id AS "eventId", attempt, response_status AS "responseStatus", duration_ms AS "durationMs", error, ${iso('created_at')} AS "createdAt"`;
+const COLUMNS = `id, url, event_types AS "eventTypes", description, status, disabled_reason AS "disabledReason", ${isoTimestamp('created_at')} AS "createdAt"`;
+const DELIVERY_COLUMNS = `id, 'evt_' || event_id AS "eventId", attempt, response_status AS "responseStatus", duration_ms AS "durationMs", error, ${isoTimestamp('created_at')} AS "createdAt"`;
 
 /** Why a change was refused; the handlers answer with the matching error. */
 export class EndpointChangeRefused extends Error {
