@@ -4,6 +4,7 @@ import { generateApiKey, hashApiKey, keyPrefix } from '../auth/apiKey.js';
 import { withTransaction } from '../db/transaction.js';
 import { MAX_LIVE_KEYS_PER_ACCOUNT } from '../limits.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
+import { pageOf } from '../pagination/keysetPage.js';
 
 export type Plan = components['schemas']['Plan'];
 export type Scope = components['schemas']['Scope'];
@@ -127,9 +128,7 @@ export function accountsRepository(pool: pg.Pool) {
         opts.afterId ?? 0,
         opts.limit + 1,
       ]);
-      const hasMore = rows.length > opts.limit;
-      if (hasMore) rows.length = opts.limit;
-      return { rows, hasMore };
+      return pageOf(rows, opts.limit);
     },
 
     /** One key of the account (for the roll's scope check: a key's scopes never change). */

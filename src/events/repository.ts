@@ -6,6 +6,7 @@ import { withTransaction } from '../db/transaction.js';
 import { enqueueDeliveries } from '../jobs/queue.js';
 import { eventFrom } from './sql.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
+import { pageOf } from '../pagination/keysetPage.js';
 
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
@@ -65,9 +66,7 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
       const params: unknown[] = [accountId, opts.after?.xid ?? '0', opts.after?.id ?? 0, opts.limit + 1];
       if (opts.type) params.push(opts.type);
       const { rows } = await pool.query<Event & { xid: string }>(opts.type ? LIST_BY_TYPE : LIST, params);
-      const hasMore = rows.length > opts.limit;
-      if (hasMore) rows.length = opts.limit;
-      return { rows, hasMore };
+      return pageOf(rows, opts.limit);
     },
 
     async get(accountId: number, eventId: number): Promise<Event | undefined> {

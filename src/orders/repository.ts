@@ -6,6 +6,7 @@ import type { Db } from '../idempotency/idempotent.js';
 import type { Pet, PetStatus } from '../pets/repository.js';
 import { inTransaction } from '../db/transaction.js';
 import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, LOCK_OWNER, ORDER_STATUS, PET_AFTER, PET_STATUS, PLACE } from './sql.js';
+import { pageOf } from '../pagination/keysetPage.js';
 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
@@ -77,9 +78,7 @@ export function ordersRepository(pool: pg.Pool, events: EventRecorder) {
       // One extra row tells whether a next page exists without a COUNT.
       const params = [owner, opts.afterId ?? 0, opts.limit + 1];
       const { rows } = await pool.query<Order>(opts.status ? LIST_BY_STATUS : LIST, opts.status ? [...params, opts.status] : params);
-      const hasMore = rows.length > opts.limit;
-      if (hasMore) rows.length = opts.limit; // drop the look-ahead row in place
-      return { rows, hasMore };
+      return pageOf(rows, opts.limit);
     },
   };
 }

@@ -27,3 +27,10 @@ export function linkNextPage(reply: FastifyReply, listUrl: (query: string) => st
   const next = `limit=${query.limit}${filters}&cursor=${encodeCursor(last.id)}`;
   reply.header('link', `<${listUrl(next)}>; rel="next"`);
 }
+
+/** A page from rows read with one look-ahead row (`limit + 1`): that row, if any, is dropped in place and tells that more follow. */
+export function pageOf<T>(rows: T[], limit: number): { rows: T[]; hasMore: boolean } {
+  const hasMore = rows.length > limit;
+  if (hasMore) rows.length = limit;
+  return { rows, hasMore };
+}

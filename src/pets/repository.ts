@@ -6,6 +6,7 @@ import type { EventRecorder } from '../events/repository.js';
 import { ifMatchHolds, strongEtag } from '../http/conditional.js';
 import type { Db } from '../idempotency/idempotent.js';
 import { CREATE_WITH_EVENT, DELETE, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
+import { pageOf } from '../pagination/keysetPage.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -52,9 +53,7 @@ export function petsRepository(pool: pg.Pool, events: EventRecorder) {
       } else if (opts.status) sql = LIST_BY_STATUS;
       if (opts.status) params.push(opts.status);
       const { rows } = await pool.query<Pet>(sql, params);
-      const hasMore = rows.length > opts.limit;
-      if (hasMore) rows.length = opts.limit; // drop the look-ahead row in place
-      return { rows, hasMore };
+      return pageOf(rows, opts.limit);
     },
 
     /** By `accountId`, in the pool or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */

@@ -4,6 +4,7 @@ import { withTransaction } from '../db/transaction.js';
 import { MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT } from '../limits.js';
 import { newWebhookSecret, type SecretBox } from './secrets.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
+import { pageOf } from '../pagination/keysetPage.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
@@ -45,9 +46,7 @@ export function webhooksRepository(pool: pg.Pool, box: SecretBox) {
         `SELECT ${COLUMNS} FROM webhook_endpoints WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
         [accountId, opts.afterId ?? 0, opts.limit + 1],
       );
-      const hasMore = rows.length > opts.limit;
-      if (hasMore) rows.length = opts.limit;
-      return { rows, hasMore };
+      return pageOf(rows, opts.limit);
     },
 
     async get(accountId: number, id: number): Promise<WebhookEndpoint | undefined> {
@@ -88,9 +87,7 @@ export function webhooksRepository(pool: pg.Pool, box: SecretBox) {
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
         [endpointId, opts.beforeId ?? Number.MAX_SAFE_INTEGER, opts.limit + 1],
       );
-      const hasMore = rows.length > opts.limit;
-      if (hasMore) rows.length = opts.limit;
-      return { rows, hasMore };
+      return pageOf(rows, opts.limit);
     },
   };
 }
