@@ -72,14 +72,32 @@ export default fp(
     // At most a quarter of this instance's workers per endpoint (pg-boss groups, in memory): endpoints that
     // hang until the timeout cannot take every worker and hold up the others (test/faults/webhooksHostile.test.ts).
     const perEndpoint = Math.max(1, Math.floor(webhooks.concurrency / 4));
+    // Each worker takes up to an endpoint's share at once and sends them together; while its fetches come
+    // back full it fetches again at once (a backlog drains at the receivers' pace, not one poll at a time).
     await boss.work<DeliveryJob>(
       DELIVERY_QUEUE,
-      { localConcurrency: webhooks.concurrency, localGroupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
-      async ([job]) => {
-        const { outcome, createdAt } = await deliver(job!.data);
-        deliveries.inc({ outcome });
-        if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
+      {
+        localConcurrency: webhooks.concurrency,
+        localGroupConcurrency: perEndpoint,
+        pollingIntervalSeconds: webhooks.pollSeconds,
+        batchSize: perEndpoint,
+        burstWhenBatchFull: true,
+        perJobResults: true,
       },
+      (jobs) =>
+        Promise.all(
+          jobs.map(async (job) => {
+            try {
+              const { outcome, createdAt } = await deliver(job.data);
+              deliveries.inc({ outcome });
+              if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
+              return { id: job.id, status: 'completed' as const };
+            } catch (err) {
+              // A database error before the attempt was recorded: pg-boss retries the job (its attempt row makes that safe).
+              return { id: job.id, status: 'failed' as const, output: { message: (err as Error).message } };
+            }
+          }),
+        ),
     );
   },
   { name: 'jobs', dependencies: ['database', 'metrics'] },

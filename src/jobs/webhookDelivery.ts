@@ -23,6 +23,13 @@ const LOAD = `SELECT e.type, e.object, ${isoTimestamp('e.created_at')} AS "creat
          EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.series = $3 AND d.attempt = $4) AS done
     FROM events e, webhook_endpoints w WHERE e.id = $1 AND w.id = $2`;
 
+/** One row per attempt, unique per (series, attempt): a job run twice records once. */
+const INSERT_ATTEMPT = `INSERT INTO webhook_deliveries (endpoint_id, event_id, series, attempt, response_status, duration_ms, error)
+  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (series, attempt) DO NOTHING`;
+
+/** INSERT_ATTEMPT's parameters. */
+const record = (job: DeliveryJob, attempt: Attempt, error: string | null) => [job.endpointId, job.eventId, job.series, job.attempt, attempt.status, attempt.durationMs, error];
+
 /** ±20%, so that retries of many deliveries that failed together do not arrive together. */
 const jitter = (seconds: number) => seconds * (0.8 + 0.4 * Math.random());
 
@@ -49,22 +56,25 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
     const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature };
     const attempt = await postWebhook(found.url, body, headers, { timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivateTargets });
     const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
-    const outcome = await withTransaction(pool, (client) => settle(client, job, attempt, ok));
+    // A success is one statement (the usual case, on the path of every delivery); a failure may also disable or schedule.
+    const outcome = ok ? await settleSuccess(job, attempt) : await withTransaction(pool, (client) => settleFailure(client, job, attempt));
     return { outcome, createdAt: found.createdAt };
   };
 
-  async function settle(client: pg.PoolClient, job: DeliveryJob, attempt: Attempt, ok: boolean): Promise<DeliveryOutcome> {
-    const error = ok ? null : (attempt.error ?? `status ${attempt.status}`);
-    const recorded = await client.query(
-      `INSERT INTO webhook_deliveries (endpoint_id, event_id, series, attempt, response_status, duration_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (series, attempt) DO NOTHING`,
-      [job.endpointId, job.eventId, job.series, job.attempt, attempt.status, attempt.durationMs, error],
+  async function settleSuccess(job: DeliveryJob, attempt: Attempt): Promise<DeliveryOutcome> {
+    const { rows } = await pool.query<{ recorded: boolean }>(
+      `WITH recorded AS (${INSERT_ATTEMPT} RETURNING 1),
+            healthy AS (UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL AND EXISTS (SELECT FROM recorded))
+       SELECT EXISTS (SELECT FROM recorded) AS recorded`,
+      record(job, attempt, null),
     );
+    return rows[0]!.recorded ? 'delivered' : 'skipped';
+  }
+
+  async function settleFailure(client: pg.PoolClient, job: DeliveryJob, attempt: Attempt): Promise<DeliveryOutcome> {
+    const error = attempt.error ?? `status ${attempt.status}`;
+    const recorded = await client.query(INSERT_ATTEMPT, record(job, attempt, error));
     if (recorded.rowCount === 0) return 'skipped';
-    if (ok) {
-      await client.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [job.endpointId]);
-      return 'delivered';
-    }
     if (attempt.status === 410) {
       await disable(client, job.endpointId, 'The endpoint answered 410 Gone.');
       return 'disabled';
