@@ -52,8 +52,9 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       ...(operation.requestBody !== undefined && { preParsing: continueIfExpected }),
       // On every response of the operation, errors included (a route's onSend runs for them too).
       ...(Object.keys(headers).length > 0 && {
-        onSend: async (_request, reply) => {
+        onSend: (_request, reply, payload, done) => {
           reply.headers(headers);
+          done(null, payload);
         },
       }),
     };

@@ -111,9 +111,6 @@ export default fp(
     app.decorateRequest('apiKey', undefined);
     app.decorateRequest('credentials', undefined);
     app.decorate('identifyCaller', (request: FastifyRequest): void | Promise<void> => {
-      const key = bearerKey(request.headers.authorization);
-      request.credentials = key === 'missing' ? 'missing' : 'invalid'; // until proven otherwise
-      if (key === 'missing' || key === 'malformed') return;
       const accept = (identity: ApiKeyIdentity | false | undefined) => {
         if (!identity) return;
         const now = opts.clock();
@@ -122,9 +119,15 @@ export default fp(
         request.credentials = 'valid';
         usage.seen(identity.id, now);
       };
-      // A fresh cached answer is taken at once: the usual request makes no promise.
-      const cached = verified.get(key);
+      // The usual request: `Bearer <key>` with a fresh cached answer, taken at once (no parsing, no checksum, no promise);
+      // only keys that passed bearerKey are ever cached.
+      const header = request.headers.authorization;
+      const cached = header?.startsWith('Bearer ') ? verified.get(header.slice(7)) : undefined;
+      request.credentials = 'invalid'; // until proven otherwise
       if (cached !== undefined) return accept(cached);
+      const key = bearerKey(header);
+      if (key === 'missing') request.credentials = 'missing';
+      if (key === 'missing' || key === 'malformed') return;
       return verify(key).then(
         accept,
         (err: unknown) => {

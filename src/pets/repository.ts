@@ -22,7 +22,8 @@ export interface VersionedPet {
 /** Every pet starts at version 1 (migration 010): createPet's ETag, replays included. */
 export const FIRST_VERSION = 1;
 
-const versioned = ({ version, ...pet }: Pet & { version: number }): VersionedPet => ({ pet, version });
+// A literal of the Pet's fields rather than a rest copy: on getPet's path, and a fixed shape is cheaper to build and serialize.
+const versioned = ({ id, name, categoryId, status, version }: Pet & { version: number }): VersionedPet => ({ pet: { id, name, categoryId, status }, version });
 export const petNotFound = (id: number) => errors.pet_not_found(`Pet ${id} not found.`);
 
 /** All SQL about pets; every change writes its event (`events`) in its own transaction. */
