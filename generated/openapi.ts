@@ -415,8 +415,8 @@ export interface paths {
          *     of them, optionally only those of one `type`: the changes to animals it
          *     created (`pet.*`), to orders it placed, and to orders placed for animals
          *     it created (`order.*`). Each event is written in the same transaction as
-         *     its change: a refused or failed change has none. Events are kept at
-         *     least 30 days.
+         *     its change: a refused or failed change has none. Events are kept 30
+         *     days, then deleted with their delivery attempts (`getEvent` answers 404).
          *
          *     Paginated as `listPets` (`Link: <...>; rel="next"`). A reader following
          *     `Link` never misses an event: an event appears only once every change

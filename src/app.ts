@@ -13,7 +13,7 @@ import corsPlugin from './http/cors.js';
 import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
-import idempotencyExpiryPlugin from './idempotency/expiryPlugin.js';
+import retentionPlugin from './db/retention.js';
 import jobsPlugin from './jobs/plugin.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
@@ -80,7 +80,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   // Identification and counting: what the API's gate (api/gate.ts) runs, also for router errors under /v1.
   await app.register(authenticationPlugin, { clock });
   await app.register(rateLimitPlugin, { config, clock });
-  await app.register(idempotencyExpiryPlugin);
+  await app.register(retentionPlugin);
   // Background work: the job queue and webhook workers (jobs/), beside the API that enqueues.
   await app.register(jobsPlugin, { config });
 
