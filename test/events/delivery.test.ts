@@ -108,6 +108,37 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
     expect((await deliveries(key, endpoint.id)).map((d) => d.responseStatus)).toEqual([410]);
   });
 
+  it('an endpoint failing everything for WEBHOOK_DISABLE_AFTER_SECONDS (5 days) is disabled with a reason; for less it is not; re-enabling starts the count again', async () => {
+    const key = await server.createKey('business');
+    const failing = await receiver('/hook', (_req, res) => res.writeHead(500).end());
+    const endpoint = await createEndpoint(server, key, failing.url);
+    const failingSince = async () =>
+      (await server.app.database.pool.query(`SELECT extract(epoch FROM now() - failing_since)::int AS seconds FROM webhook_endpoints WHERE id = $1`, [endpoint.id])).rows[0].seconds as number | null;
+    // The outage began this long ago: moved back in the database rather than waited for.
+    const backdate = (seconds: number) => server.app.database.pool.query(`UPDATE webhook_endpoints SET failing_since = now() - make_interval(secs => $2) WHERE id = $1`, [endpoint.id, seconds]);
+    const status = async () => (await server.request(`/v1/webhook-endpoints/${endpoint.id}`, { key })).body;
+    const FIVE_DAYS = 432_000;
+
+    await newPet(key, 'First'); // three attempts (WEBHOOK_RETRY_DELAYS_SECONDS=0,0), all 500
+    await waitForDeliveries(key, endpoint.id, 3);
+    expect(await failingSince()).toBeLessThan(60);
+    await backdate(FIVE_DAYS - 60);
+    await newPet(key, 'Second');
+    await waitForDeliveries(key, endpoint.id, 6);
+    expect((await status()).status).toBe('enabled');
+
+    await backdate(FIVE_DAYS + 60);
+    await newPet(key, 'Third');
+    expect(await waitFor(async () => (await status()).status === 'disabled', HANG)).toBe(true);
+    expect((await status()).disabledReason).toMatch(/^Every delivery failed from \S+ for 432000 seconds; the last: status 500\.$/);
+    // The attempt that disabled it is the last: 7 in all.
+    expect((await deliveries(key, endpoint.id)).map((d) => d.responseStatus)).toEqual(Array(7).fill(500));
+
+    const enabled = await server.request(`/v1/webhook-endpoints/${endpoint.id}`, { key, method: 'PATCH', body: { status: 'enabled' } });
+    expect(enabled.body).toMatchObject({ status: 'enabled', disabledReason: null });
+    expect(await failingSince()).toBeNull();
+  });
+
   it('never follows a redirect: a 302 to another address is a failed attempt and the other address hears nothing', async () => {
     const key = await server.createKey('business');
     const target = await receiver();
