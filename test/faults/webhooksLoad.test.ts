@@ -3,7 +3,7 @@ import { createKey } from '../helpers/apiKeys.js';
 import { startServer, type Server } from '../helpers/processes.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, countingReceiver, createPet, FAULT_WEBHOOK_ENV, percentile, tally, waitForDistinct,
+  addEndpoint, allDeliveries, countingReceiver, createPet, FAULT_WEBHOOK_ENV, percentile, tally, waitForDistinct, waitForSettledQueue,
 } from '../helpers/webhookFaults.js';
 
 /**
@@ -58,8 +58,8 @@ describe('webhooks under load', () => {
     expect(created.length).toBeGreaterThanOrEqual(200);
     expect(await waitForDistinct(receiver, created.length)).toBe(true);
     const drainedMs = Math.max(...receiver.receipts.map((r) => r.at)) - began;
-    // A moment more for anything sent twice to show itself.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Nothing left in the queue: anything sent twice has shown itself.
+    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [endpointId])).toBe(true);
 
     expect(tally(receiver, created.map((c) => c.id))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect(receiver.receipts).toHaveLength(created.length);
@@ -92,7 +92,7 @@ describe('webhooks under load', () => {
     expect(failed).toEqual([]);
     expect(created.length).toBeGreaterThanOrEqual(100);
     expect(await waitForDistinct(receiver, created.length)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
+    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [endpointId])).toBe(true);
 
     expect(tally(receiver, created.map((c) => c.id))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect(receiver.receipts).toHaveLength(created.length);

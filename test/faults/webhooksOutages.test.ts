@@ -9,7 +9,7 @@ import { killRedisServer, startRedisServer } from '../helpers/redisServer.js';
 import { withoutRedisServerBinary } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, countingReceiver, createPet, FAULT_WEBHOOK_ENV, tally, waitForDistinct, type DeliveryRow,
+  addEndpoint, allDeliveries, countingReceiver, createPet, FAULT_WEBHOOK_ENV, tally, waitForDistinct, waitForSettledQueue, type DeliveryRow,
 } from '../helpers/webhookFaults.js';
 import { uniquePrefix } from '../ratelimit/helpers.js';
 
@@ -68,7 +68,7 @@ describe('webhooks through outages', () => {
     const receiver = await countingReceiver(port);
     onTestFinished(() => receiver.close());
     expect(await waitForDistinct(receiver, 10)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500)); // for a late duplicate to show itself
+    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [endpointId])).toBe(true); // nothing left to send: a duplicate would have come
 
     expect(tally(receiver, ids)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     const events = byEvent(await allDeliveries(server.baseUrl, key, endpointId));
@@ -115,7 +115,7 @@ describe('webhooks through outages', () => {
     const second = await start(env);
     onTestFinished(async () => void (await second.stop()));
     expect(await waitForDistinct(receiver, 10)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
+    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [endpointId])).toBe(true);
 
     expect(tally(receiver, ids)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     const events = byEvent(await allDeliveries(second.baseUrl, key, endpointId));
@@ -145,7 +145,7 @@ describe('webhooks through outages', () => {
     onTestFinished(() => receiver.close());
     const after = await createPets(server.baseUrl, key, 1, 'after outage');
     expect(await waitForDistinct(receiver, 6)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
+    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [endpointId])).toBe(true);
 
     expect(tally(receiver, [...before, ...after])).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect(receiver.receipts).toHaveLength(6);
@@ -167,14 +167,14 @@ describe('webhooks through outages', () => {
       const key = await newKey();
       const receiver = await countingReceiver();
       onTestFinished(() => receiver.close());
-      await addEndpoint(server.baseUrl, key, receiver.url);
+      const endpointId = await addEndpoint(server.baseUrl, key, receiver.url);
       const up = await createPets(server.baseUrl, key, 5, 'redis up');
 
       await killRedisServer(redis);
       const down = await createPets(server.baseUrl, key, 5, 'redis down');
       expect(await mode()).toBe('local-fallback');
       expect(await waitForDistinct(receiver, 10)).toBe(true);
-      await new Promise((r) => setTimeout(r, 1500));
+      expect(await waitForSettledQueue(db.env.DATABASE_URL!, [endpointId])).toBe(true);
       expect(tally(receiver, [...up, ...down])).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
       expect(receiver.receipts).toHaveLength(10);
     }, 120_000);

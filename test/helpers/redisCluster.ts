@@ -38,6 +38,8 @@ export interface RedisCluster {
   keySlot(key: string): Promise<number>;
   /** Until every running node says cluster_state:ok (and replicas are in sync); false after `timeoutMs`. */
   waitUntilOk(timeoutMs?: number): Promise<boolean>;
+  /** Until every node but `lost` says cluster_state:fail (it was marked failing after the node timeout); false after `timeoutMs`. */
+  waitUntilFailed(lost: RedisClusterNode, timeoutMs?: number): Promise<boolean>;
   /** Kills every node and deletes its directory. */
   stop(): Promise<void>;
 }
@@ -145,6 +147,13 @@ export async function startRedisCluster({ masters = 3, replicas = 0, nodeTimeout
           ),
         );
         return answers.every((ok) => ok === true);
+      }, timeoutMs, 50);
+    },
+    async waitUntilFailed(lost, timeoutMs = 10_000) {
+      return waitFor(async () => {
+        const others = nodes.filter((n) => n !== lost && n.running());
+        const states = await Promise.all(others.map((n) => ask(n.port, async (r) => /^cluster_state:(\w+)/m.exec(String(await r.cluster('INFO')))?.[1])));
+        return states.every((state) => state === 'fail');
       }, timeoutMs, 50);
     },
     async stop() {

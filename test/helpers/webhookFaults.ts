@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { DELIVERY_QUEUE } from '../../src/jobs/queue.js';
 import { waitFor } from './poll.js';
 
 /** Settings for webhook fault runs on server processes: local receivers allowed, a quick poll, a known sealing key. */
@@ -122,6 +124,30 @@ export async function countingReceiver(port = 0): Promise<CountingReceiver> {
 /** Waits (bounded, to tell a hang) until `receiver` has heard `count` distinct webhook-ids. */
 export async function waitForDistinct(receiver: CountingReceiver, count: number, timeoutMs = 90_000): Promise<boolean> {
   return waitFor(() => receiver.counts().size >= count, timeoutMs, 100);
+}
+
+/**
+ * Waits (bounded, to tell a hang) until the delivery queue in `databaseUrl` has settled for the
+ * endpoints `endpointIds`: no job of theirs waiting, scheduled for a retry or running, in pg-boss's
+ * job table (its documented schema, read as src/jobs/plugin.ts reads it). A job leaves 'active' only
+ * once its request has been answered or cut off, so whatever those endpoints are to hear they have
+ * heard by then: a receiver's counts are final, a late duplicate included.
+ */
+export async function waitForSettledQueue(databaseUrl: string, endpointIds: number[], timeoutMs = 90_000): Promise<boolean> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await waitFor(async () => {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pgboss.job
+          WHERE name = $1 AND state IN ('created', 'retry', 'active') AND (data->>'endpointId')::int = ANY($2::int[])`,
+        [DELIVERY_QUEUE, endpointIds],
+      );
+      return rows[0]!.n === 0;
+    }, timeoutMs, 50);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Duplicates (receipts beyond the first per webhook-id) and the created pets whose pet.created never came. */

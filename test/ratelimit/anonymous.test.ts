@@ -1,5 +1,6 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 import type { TestServer } from '../helpers/testServer.js';
 import { cleanupSharedRedis, startTestServer, storeEnvs } from './helpers.js';
 
@@ -14,6 +15,12 @@ const anonymous = (s: TestServer, headers: ExtraHeaders = {}) => s.api.GET('/pet
 type Result = Awaited<ReturnType<typeof anonymous>>;
 
 describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, storeEnv) => {
+  // One database for the lot: these requests carry no valid key and store nothing; each test's server is its own.
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db?.drop());
   let server: TestServer | undefined;
   afterEach(async () => {
     await server?.close();
@@ -22,7 +29,7 @@ describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, 
 
   /** A server of the test's own (fresh counters), on a clock that stands still: no minute ends mid-test. */
   async function start(env: Record<string, string> = {}) {
-    server = await startTestServer({ ...storeEnv(), ...ANONYMOUS, ...env }, { clock: manualClock().now });
+    server = await startTestServer({ ...storeEnv(), ...ANONYMOUS, ...env }, { db, clock: manualClock().now });
     return server;
   }
 
