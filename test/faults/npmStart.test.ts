@@ -113,8 +113,12 @@ describe('npm start stopped by a signal, with 80 requests in the listen queue', 
   it('exits at once (1) on a genuine second signal, one after the echo window', async () => {
     const s = await startNpmGroup({ ...db.env, SHUTDOWN_DRAIN_SECONDS: '60' });
     const started = Date.now();
+    // The group's signal, to both while frozen: the server takes its own as it runs again, and npm's forward
+    // after it (sent to a running server at once, the two could merge into one).
+    process.kill(-s.npm.pid!, 'SIGSTOP');
     process.kill(-s.npm.pid!, 'SIGTERM');
-    // The group's double signal (npm forwards its own) was taken for one, and the drain still serves.
+    process.kill(-s.npm.pid!, 'SIGCONT');
+    // The server heard it twice and took the second for the first's echo; the drain still serves.
     const echo = () => /SIGTERM again within (\d+) ms/.exec(s.log());
     expect(await waitFor(() => echo() !== null, 15_000, 20), s.log()).toBe(true);
     const echoSeenAt = performance.now();
