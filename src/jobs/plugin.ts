@@ -72,32 +72,19 @@ export default fp(
     // At most a quarter of this instance's workers per endpoint (pg-boss groups, in memory): endpoints that
     // hang until the timeout cannot take every worker and hold up the others (test/faults/webhooksHostile.test.ts).
     const perEndpoint = Math.max(1, Math.floor(webhooks.concurrency / 4));
-    // Each worker takes up to an endpoint's share at once and sends them together; while its fetches come
-    // back full it fetches again at once (a backlog drains at the receivers' pace, not one poll at a time).
-    await boss.work<DeliveryJob>(
+    // One job per worker, so a delivery hanging until the timeout holds only its own endpoint's slot. A worker
+    // that finishes a job fetches the next at once instead of waiting out the poll (pg-boss's notifyWorker, for
+    // every worker of ours holding a job, this one among them): a backlog drains at the receivers' pace, and an
+    // idle worker, whose last fetch found nothing, polls.
+    const workId = await boss.work<DeliveryJob>(
       DELIVERY_QUEUE,
-      {
-        localConcurrency: webhooks.concurrency,
-        localGroupConcurrency: perEndpoint,
-        pollingIntervalSeconds: webhooks.pollSeconds,
-        batchSize: perEndpoint,
-        burstWhenBatchFull: true,
-        perJobResults: true,
+      { localConcurrency: webhooks.concurrency, localGroupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
+      async ([job]) => {
+        const { outcome, createdAt } = await deliver(job!.data);
+        deliveries.inc({ outcome });
+        if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
+        for (const worker of boss.getWipData()) if (worker.workId === workId && worker.count > 0) boss.notifyWorker(worker.id);
       },
-      (jobs) =>
-        Promise.all(
-          jobs.map(async (job) => {
-            try {
-              const { outcome, createdAt } = await deliver(job.data);
-              deliveries.inc({ outcome });
-              if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
-              return { id: job.id, status: 'completed' as const };
-            } catch (err) {
-              // A database error before the attempt was recorded: pg-boss retries the job (its attempt row makes that safe).
-              return { id: job.id, status: 'failed' as const, output: { message: (err as Error).message } };
-            }
-          }),
-        ),
     );
   },
   { name: 'jobs', dependencies: ['database', 'metrics'] },
