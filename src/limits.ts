@@ -6,7 +6,7 @@ export const BODY_LIMIT = 64 * 1024;
 export const MAX_JSON_DEPTH = 32;
 /** How long an Idempotency-Key and its saved response are kept (openapi.yaml: "at least 24 hours"). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
-/** How long events are kept (openapi.yaml, listEvents: "at least 30 days"); their delivery attempts go with them. */
+/** How long events are kept (openapi.yaml, listEvents: "kept 30 days, then deleted"); their delivery attempts go with them. */
 export const EVENT_RETENTION_DAYS = 30;
 /** How often what is past its retention is deleted (src/db/retention.ts). */
 export const RETENTION_SWEEP_MS = 60 * 60 * 1000;

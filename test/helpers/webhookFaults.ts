@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import type { components } from '../../generated/openapi.js';
 import { DELIVERY_QUEUE } from '../../src/jobs/queue.js';
 import { waitFor } from './poll.js';
 
@@ -47,15 +48,8 @@ export async function addEndpoint(baseUrl: string, key: string, url: string): Pr
   return res.body.id as number;
 }
 
-export interface DeliveryRow {
-  id: number;
-  eventId: string;
-  attempt: number;
-  responseStatus: number | null;
-  durationMs: number;
-  error: string | null;
-  createdAt: string;
-}
+/** One attempt as listWebhookDeliveries answers it (openapi.yaml's WebhookDelivery). */
+export type DeliveryRow = components['schemas']['WebhookDelivery'];
 
 /** Every attempt listWebhookDeliveries lists for an endpoint, following `Link` (newest first). */
 export async function allDeliveries(baseUrl: string, key: string, endpointId: number): Promise<DeliveryRow[]> {
