@@ -1,17 +1,30 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { Scope } from '../accounts/repository.js';
+import { authorize } from '../auth/plugin.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a key needs for the route's operation: its x-required-scope (set by api/routes.ts; none: not secured). */
+    scope?: Scope;
+  }
+}
 
 /**
  * The API's one onRequest hook: what every request inside the scope goes through before
  * anything is read of its body. Never cached; who is calling (auth/plugin.ts); counted
- * against the caller's quota (ratelimit/plugin.ts). One hook rather than one per concern:
- * a cached key and an in-process count answer at once, so the usual request makes no promise.
+ * against the caller's quota (ratelimit/plugin.ts); then, for a secured operation, whether
+ * the key may use it (its scope). One hook rather than one per concern: a cached key and an
+ * in-process count answer at once, so the usual request makes no promise.
  */
 export function apiGate(app: FastifyInstance): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
   return function gate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     reply.header('cache-control', 'no-store');
+    // Unknown paths and methods, and router errors, have no scope: nothing to authorize.
+    const scope = request.routeOptions.config.scope;
+    const counted = scope === undefined ? done : (refused?: Error) => done(refused ?? authorize(request, scope));
     const identifying = app.identifyCaller(request);
-    if (identifying === undefined) return app.countRequest(request, reply, done);
-    identifying.then(() => app.countRequest(request, reply, done), done);
+    if (identifying === undefined) return app.countRequest(request, reply, counted);
+    identifying.then(() => app.countRequest(request, reply, counted), done);
   };
 }
 

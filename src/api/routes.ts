@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import type { Scope } from '../accounts/repository.js';
-import { requireScope } from '../auth/plugin.js';
 import { continueIfExpected } from '../http/lingeringClose.js';
 import { errors } from '../errors/apiError.js';
 import { operationsById, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
@@ -42,11 +41,10 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
     const mediaTypes = Object.keys(requestBody?.content ?? {});
     return {
       handler: handlers[operationId]!,
-      // For the request log and metrics (the glue's own route config has nothing else).
-      config: { operationId },
+      // For the request log and metrics, and the scope the API's gate checks (gate.ts; the glue's own route config has nothing else).
+      config: { operationId, ...(schemes.size > 0 && { scope: scope! }) },
       // HEAD wherever GET is (RFC 9110 §9.1): Fastify answers it as GET without the body, through the same hooks.
       exposeHeadRoute: true,
-      onRequest: schemes.size > 0 ? [requireScope(scope!)] : [],
       // Fastify skips body validation when there is no body at all; a required body must still be there.
       ...(requestBody !== undefined && { preValidation: bodyRequired ? [documentedMediaType(mediaTypes), requireBody] : [documentedMediaType(mediaTypes)] }),
       ...(operation.requestBody !== undefined && { preParsing: continueIfExpected }),

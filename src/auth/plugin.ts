@@ -1,9 +1,9 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { insufficientScope, invalidKey, missingKey, serviceUnavailable } from '../errors/apiError.js';
+import { insufficientScope, invalidKey, missingKey, serviceUnavailable, type ApiError } from '../errors/apiError.js';
 import { accountsRepository, type AccountsRepository, type ApiKeyIdentity, type Scope } from '../accounts/repository.js';
 import { KEY_CACHE_TTL_MS, KEY_INDEX_REFRESH_MS, KEY_USAGE_FLUSH_MS } from '../limits.js';
 import { bearerKey, hashApiKey } from './apiKey.js';
@@ -28,15 +28,13 @@ declare module 'fastify' {
 }
 
 /**
- * The route-level check of an operation secured by bearerAuth, with the scope its
- * `x-required-scope` names: runs after identification and counting, before the body is read.
+ * Whether the identified caller may use an operation secured by bearerAuth whose
+ * `x-required-scope` is `scope`: the error to answer, if not (the API's gate asks, api/gate.ts).
  */
-export function requireScope(scope: Scope) {
-  return function authorize(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const key = request.apiKey;
-    if (key) return done(key.scopes.includes(scope) ? undefined : insufficientScope(scope));
-    done(request.credentials === 'invalid' ? invalidKey() : missingKey());
-  };
+export function authorize(request: FastifyRequest, scope: Scope): ApiError | undefined {
+  const key = request.apiKey;
+  if (key) return key.scopes.includes(scope) ? undefined : insufficientScope(scope);
+  return request.credentials === 'invalid' ? invalidKey() : missingKey();
 }
 
 /** Wraps a database read to log when it starts failing and when it works again, not once per attempt. */
