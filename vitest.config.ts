@@ -21,6 +21,7 @@ const UNIT = [
   'test/ratelimit/memoryStore.test.ts',
   'test/scripts/cleanup.test.ts',
   'test/docs/links.test.ts',
+  'test/jobs/fairWorkers.test.ts',
 ];
 /** The service and its commands, each in a process of its own: `npm run test:processes`. */
 const PROCESSES = [

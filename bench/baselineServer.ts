@@ -40,7 +40,7 @@ async function jobInsertStatement(): Promise<string> {
   await boss.start();
   let statement = '';
   const recorder = { query: async (text: string) => ((statement = text), { rows: [] }) } as unknown as pg.PoolClient;
-  await enqueueDeliveries(boss, recorder, [{ eventId: 0, endpointId: 0, series: randomUUID(), attempt: 1 }]);
+  await enqueueDeliveries(boss, recorder, [{ eventId: 0, endpointId: 0, accountId: 0, series: randomUUID(), attempt: 1 }]);
   await boss.stop({ graceful: false, close: true });
   return statement;
 }
@@ -51,10 +51,10 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const { rows } = await client.query<{ eventId: number; endpoints: string[] }>(CREATE_WITH_EVENT, [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]);
+    const { rows } = await client.query<{ eventId: number; endpoints: string[][] }>(CREATE_WITH_EVENT, [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]);
     const { eventId, endpoints, ...pet } = rows[0]!;
     if (endpoints.length) {
-      const jobs = endpoints.map((id) => ({ data: { eventId, endpointId: Number(id), series: randomUUID(), attempt: 1 }, __traceContext: null }));
+      const jobs = endpoints.map(([id, accountId]) => ({ data: { eventId, endpointId: Number(id), accountId: Number(accountId), series: randomUUID(), attempt: 1 }, __traceContext: null }));
       await client.query(JOB_INSERT, [JSON.stringify(jobs)]);
     }
     await client.query('COMMIT');

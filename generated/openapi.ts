@@ -474,6 +474,23 @@ export interface paths {
          *     subscribed to its type, with the same `webhook-id`, as a new series of
          *     attempts (retried as a first delivery is). Answers `202` once the
          *     deliveries are queued; `listWebhookDeliveries` shows them.
+         *
+         *     Redelivery is bounded, so that it cannot multiply one event into a
+         *     flood aimed at an endpoint, nor crowd out other accounts' deliveries:
+         *     - **One series of an event per endpoint at a time.** An endpoint that
+         *       still has an open redelivery series of this event (not yet delivered,
+         *       retries left, endpoint enabled) is skipped; when every subscribed
+         *       endpoint has one open, the answer is `409 redelivery_in_progress` and
+         *       nothing is queued.
+         *     - **100 series per account per hour.** Each endpoint a call queues for
+         *       starts one series; a call that would take the account past 100
+         *       series started in the last hour is refused whole with
+         *       `429 redelivery_budget_exhausted` and `Retry-After` (when the oldest
+         *       of them leaves the hour), and nothing is queued.
+         *
+         *     So 200 calls for one event, to one endpoint, start one series while it
+         *     is open (199 answers `409`), and at most 100 in any hour: each series
+         *     sends at most the attempts of the retry schedule.
          */
         post: operations["redeliverEvent"];
         delete?: never;
@@ -1221,11 +1238,13 @@ export interface components {
          *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
          *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
          *     | `too_many_webhook_endpoints` | 409 | The account already has 16 webhook endpoints. |
+         *     | `redelivery_in_progress` | 409 | Every endpoint subscribed to the event still has an open redelivery series of it. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
          *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
          *     | `rate_limited` | 429 | A per-minute or per-day quota is used up. |
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
+         *     | `redelivery_budget_exhausted` | 429 | The account has started 100 redelivery series in the last hour; retry after `Retry-After`. |
          *     | `headers_too_large` | 431 | The request headers are too large. |
          *     | `internal_error` | 500 | An unexpected error. |
          *     | `not_implemented` | 501 | The method is one the service does not implement at all (`CONNECT`). |
@@ -1234,7 +1253,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "webhook_url_not_allowed" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "event_not_found" | "webhook_endpoint_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "too_many_webhook_endpoints" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "webhook_url_not_allowed" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "event_not_found" | "webhook_endpoint_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "too_many_webhook_endpoints" | "redelivery_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "redelivery_budget_exhausted" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -1840,6 +1859,62 @@ export interface components {
                  * @example {
                  *       "code": "rate_limited",
                  *       "message": "Rate limit of 60 requests per minute exceeded.",
+                 *       "status": 429
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description Every webhook endpoint subscribed to the event still has an open
+         *     redelivery series of it (`redelivery_in_progress`). Nothing was queued;
+         *     call again once `listWebhookDeliveries` shows the series ended.
+         */
+        RedeliveryInProgress: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "redelivery_in_progress",
+                 *       "message": "A redelivery of evt_1 to each endpoint subscribed to it (3) is still in progress; another can start once it ends (listWebhookDeliveries shows its attempts).",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The account has started 100 redelivery series in the last hour
+         *     (`redelivery_budget_exhausted`), or a rate limit was exceeded
+         *     (`rate_limited`, `temporarily_banned`). Nothing was queued. Wait
+         *     `Retry-After` seconds.
+         */
+        RedeliveryTooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Stability": components["headers"]["API-Stability"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "redelivery_budget_exhausted",
+                 *       "message": "The account has started 100 redeliveries in the last hour, and may start at most 100 in any hour; retry after 1260 s.",
                  *       "status": 429
                  *     }
                  */
@@ -3298,7 +3373,8 @@ export interface operations {
             403: components["responses"]["ExperimentalForbidden"];
             404: components["responses"]["EventNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            409: components["responses"]["RedeliveryInProgress"];
+            429: components["responses"]["RedeliveryTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ExperimentalInternalError"];
             503: components["responses"]["ExperimentalServiceUnavailable"];

@@ -118,8 +118,14 @@ const schema = {
     // Development and tests only: lets endpoints resolve to loopback and private addresses.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: { type: 'boolean', default: false },
     // Deliveries one instance runs at once, and how often idle workers look for due ones.
-    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 16 },
+    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 32 },
     WEBHOOK_POLL_SECONDS: { type: 'number', minimum: 0.5, maximum: 60, default: 0.5 },
+    // Of those, at most this many for one account's endpoints and for one endpoint (unset: a half and an eighth of WEBHOOK_CONCURRENCY).
+    WEBHOOK_ACCOUNT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 200 },
+    WEBHOOK_ENDPOINT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 200 },
+    // The circuit breaker: this many timeouts in a row pause an endpoint for the pause, doubled with each timeout after (at most an hour).
+    WEBHOOK_BREAKER_TIMEOUTS: { type: 'integer', minimum: 1, maximum: 100, default: 3 },
+    WEBHOOK_BREAKER_PAUSE_SECONDS: { type: 'number', minimum: 1, maximum: 3600, default: 60 },
   },
 } as const;
 
@@ -281,8 +287,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       concurrency: e.WEBHOOK_CONCURRENCY,
       pollSeconds: e.WEBHOOK_POLL_SECONDS,
+      ...webhookShares(e.WEBHOOK_CONCURRENCY, e.WEBHOOK_ACCOUNT_CONCURRENCY, e.WEBHOOK_ENDPOINT_CONCURRENCY),
+      breaker: { timeouts: e.WEBHOOK_BREAKER_TIMEOUTS, pauseSeconds: e.WEBHOOK_BREAKER_PAUSE_SECONDS },
     },
   };
+}
+
+/**
+ * Each account's and each endpoint's share of an instance's delivery workers: by default half and an
+ * eighth (16 and 4 of 32), so one account leaves the others half, and two of its endpoints hanging until
+ * the timeout still leave it room; neither more than the whole, nor an endpoint more than its account.
+ */
+function webhookShares(concurrency: number, account: number | undefined, endpoint: number | undefined) {
+  const all = Math.max(1, concurrency);
+  const perAccount = Math.min(all, account ?? Math.max(1, Math.floor(all / 2)));
+  return { perAccount, perEndpoint: Math.min(perAccount, endpoint ?? Math.max(1, Math.floor(all / 8))) };
 }
 
 /** Everything the service reads from the environment, validated once at start (see docs/CONFIGURATION.md). */

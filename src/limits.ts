@@ -41,3 +41,9 @@ export const LINGER_BYTES = 4 * 1024 * 1024;
 export const MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT = 16;
 /** Bytes of a webhook receiver's answer read before the connection is closed; the body is never kept. */
 export const WEBHOOK_RESPONSE_BYTES = 64 * 1024;
+/**
+ * Redelivery series (redeliverEvent: one per endpoint it queues for) one account may start in any
+ * hour (429 redelivery_budget_exhausted beyond); and one series of an event to an endpoint is open
+ * at a time (409 redelivery_in_progress).
+ */
+export const REDELIVERIES_PER_HOUR = 100;

@@ -4,7 +4,7 @@ import { accountHandlers } from '../accounts/handlers.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { notFound } from '../errors/plugin.js';
-import { eventHandlers } from '../events/handlers.js';
+import { eventHandlers, seriesBoundSeconds } from '../events/handlers.js';
 import { eventsRepository } from '../events/repository.js';
 import { operationsById, type OpenApiDocument } from '../openapi/document.js';
 import type { OperationHandlers, OperationId, ResourceUrls } from '../openapi/operationTypes.js';
@@ -64,7 +64,7 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const handlers = {
     ...petHandlers({ pets: petsRepository(pool, events), urls: resourceUrls('getPet', 'listPets') }),
     ...orderHandlers({ orders: ordersRepository(pool, events), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
-    ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}` }),
+    ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}`, seriesBoundSeconds: seriesBoundSeconds(config.webhooks) }),
     ...webhookHandlers({
       webhooks: webhooksRepository(pool, app.jobs.secrets),
       allowPrivateTargets: config.webhooks.allowPrivateTargets,

@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { withTransaction } from '../db/transaction.js';
+import { REDELIVERIES_PER_HOUR } from '../limits.js';
 import { enqueueDeliveries } from '../jobs/queue.js';
 import { eventFrom } from './sql.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
@@ -38,8 +39,37 @@ const LIST_BY_TYPE = page(' AND r.type = $5');
 
 const GET = `SELECT ${EVENT_COLUMNS} FROM events e JOIN event_recipients r ON r.event_id = e.id AND r.account_id = $2 WHERE e.id = $1`;
 
-const SUBSCRIBED = `SELECT w.id FROM webhook_endpoints w
-  WHERE w.account_id = $1 AND w.status = 'enabled' AND w.event_types && ARRAY[$2, '*']`;
+/**
+ * Before a redelivery of event $2 for account $1 (type $3): each subscribed enabled endpoint, and
+ * whether a redelivery series of the event to it is still open; the account's series of the last
+ * hour, and in how many seconds the oldest of them leaves the hour. A series open longer than $4
+ * seconds (its jobs lost: no schedule lasts that long) is ended first, so it cannot block forever.
+ */
+const END_STALE = `UPDATE webhook_redeliveries SET ended_at = now() WHERE event_id = $1 AND ended_at IS NULL AND created_at < now() - make_interval(secs => $2)`;
+const REDELIVERY_PLAN = `SELECT w.id, EXISTS (SELECT FROM webhook_redeliveries r WHERE r.event_id = $2 AND r.endpoint_id = w.id AND r.ended_at IS NULL) AS open,
+         (SELECT count(*)::int FROM webhook_redeliveries b WHERE b.account_id = $1 AND b.created_at > now() - interval '1 hour') AS used,
+         (SELECT ceil(extract(epoch FROM min(b.created_at) + interval '1 hour' - now()))::int FROM webhook_redeliveries b
+           WHERE b.account_id = $1 AND b.created_at > now() - interval '1 hour') AS "resetsIn"
+    FROM webhook_endpoints w
+   WHERE w.account_id = $1 AND w.status = 'enabled' AND w.event_types && ARRAY[$3, '*']
+   ORDER BY w.id`;
+const OPEN_SERIES = `INSERT INTO webhook_redeliveries (series, account_id, event_id, endpoint_id) SELECT unnest($1::uuid[]), $2, $3, unnest($4::bigint[])`;
+
+/** Why a redelivery was refused; the handler answers with the matching error. */
+export class RedeliveryRefused extends Error {
+  constructor(
+    readonly reason: 'redelivery_in_progress' | 'redelivery_budget_exhausted',
+    readonly detail: { endpoints?: number[]; used?: number; retryAfterSeconds?: number },
+  ) {
+    super(reason);
+  }
+}
+
+/** What a statement built with `eventFrom` answers: the event and its subscribed endpoints, each `[endpoint id, account id]`. */
+export interface WrittenEvent {
+  eventId: number;
+  endpoints: Array<Array<string | number>>;
+}
 
 /** Events: written with each change (`record`), read by the accounts they belong to. */
 export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
@@ -51,14 +81,18 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
      * so a slow or failing endpoint never holds up another's delivery.
      */
     async record(client: pg.PoolClient, type: EventType, object: object, recipients: Array<number | null>): Promise<void> {
-      const { rows } = await client.query<{ eventId: number; endpoints: string[] }>(RECORD, [type, object, recipients]);
+      const { rows } = await client.query<WrittenEvent>(RECORD, [type, object, recipients]);
       await this.enqueue(client, rows[0]!);
     },
 
     /** The delivery jobs of an event a statement built with `eventFrom` wrote, in the same transaction. */
-    async enqueue(client: pg.PoolClient, written: { eventId: number; endpoints: Array<string | number> }): Promise<void> {
+    async enqueue(client: pg.PoolClient, written: WrittenEvent): Promise<void> {
       const { eventId, endpoints } = written;
-      await enqueueDeliveries(boss, client, endpoints.map((id) => ({ eventId, endpointId: Number(id), series: randomUUID(), attempt: 1 })));
+      await enqueueDeliveries(
+        boss,
+        client,
+        endpoints.map(([id, accountId]) => ({ eventId, endpointId: Number(id), accountId: Number(accountId), series: randomUUID(), attempt: 1 })),
+      );
     },
 
     /** A page of the account's events; `hasMore` when at least one more follows. */
@@ -73,13 +107,27 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
       return (await pool.query<Event>(GET, [eventId, accountId])).rows[0];
     },
 
-    /** Queues the event again for every enabled endpoint of the account subscribed to it: how many. */
-    async redeliver(accountId: number, event: Event): Promise<number> {
+    /**
+     * Queues the event again, as a new series, for every enabled endpoint of the account subscribed
+     * to it that has no redelivery series of it still open; how many. Refused (nothing queued) when
+     * every such endpoint has one open, or when the account would start more than
+     * REDELIVERIES_PER_HOUR series within an hour. The account's row orders its redeliveries, so the
+     * count holds until commit; `staleAfterSeconds` is longer than any series can last.
+     */
+    async redeliver(accountId: number, event: Event, staleAfterSeconds: number): Promise<number> {
       const eventId = Number(event.id.slice(4));
       return withTransaction(pool, async (client) => {
-        const { rows } = await client.query<{ id: number }>(SUBSCRIBED, [accountId, event.type]);
-        await enqueueDeliveries(boss, client, rows.map((w) => ({ eventId, endpointId: w.id, series: randomUUID(), attempt: 1 })));
-        return rows.length;
+        await client.query('SELECT FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
+        await client.query(END_STALE, [eventId, staleAfterSeconds]);
+        const { rows } = await client.query<{ id: string; open: boolean; used: number; resetsIn: number | null }>(REDELIVERY_PLAN, [accountId, eventId, event.type]);
+        const due = rows.filter((w) => !w.open).map((w) => Number(w.id));
+        if (rows.length > 0 && due.length === 0) throw new RedeliveryRefused('redelivery_in_progress', { endpoints: rows.map((w) => Number(w.id)) });
+        const used = rows[0]?.used ?? 0;
+        if (used + due.length > REDELIVERIES_PER_HOUR) throw new RedeliveryRefused('redelivery_budget_exhausted', { used, retryAfterSeconds: Math.max(1, rows[0]!.resetsIn ?? 1) });
+        const jobs = due.map((endpointId) => ({ eventId, endpointId, accountId, series: randomUUID(), attempt: 1, redelivery: true as const }));
+        await client.query(OPEN_SERIES, [jobs.map((j) => j.series), accountId, eventId, due]);
+        await enqueueDeliveries(boss, client, jobs);
+        return jobs.length;
       });
     },
   };

@@ -4,7 +4,8 @@
  * The tail of a statement that writes an event for the one row of CTE `source` (`sql.type`, its
  * object `sql.object`) and who may read it (`sql.recipients`, a bigint[] of account ids, nulls and
  * repeats ignored), and answers the source's columns with `eventId` and the enabled
- * endpoints of those accounts subscribed to the type (`endpoints`): one statement in all.
+ * endpoints of those accounts subscribed to the type (`endpoints`, each `[endpoint id, account id]`:
+ * a delivery counts against its account's share of the workers): one statement in all.
  */
 export const eventFrom = (source: string, sql: { type: string; object: string; recipients: string }) => `ev AS (
     INSERT INTO events (type, object) SELECT ${sql.type}, ${sql.object} FROM ${source} RETURNING id, xid
@@ -13,7 +14,7 @@ export const eventFrom = (source: string, sql: { type: string; object: string; r
     SELECT DISTINCT a, ev.id, ${sql.type}, ev.xid FROM ev, unnest(${sql.recipients}) AS a WHERE a IS NOT NULL
   )
   SELECT ${source}.*, ev.id AS "eventId",
-         ARRAY(SELECT w.id FROM webhook_endpoints w
+         ARRAY(SELECT ARRAY[w.id, w.account_id] FROM webhook_endpoints w
                 WHERE w.account_id = ANY (${sql.recipients}) AND w.status = 'enabled' AND w.event_types && ARRAY[${sql.type}, '*']) AS endpoints
     FROM ${source}, ev`;
 

@@ -5,8 +5,9 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config.js';
 import { embeddedConnection } from '../db/embeddedPostgres.js';
 import { secretBox, type SecretBox } from '../webhooks/secrets.js';
+import { startFairWorkers } from './fairWorkers.js';
 import { DELIVERY_QUEUE, startQueue, type DeliveryJob } from './queue.js';
-import { webhookDelivery } from './webhookDelivery.js';
+import { endpointExclusions, webhookDelivery } from './webhookDelivery.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,8 +35,12 @@ export default fp(
     const secrets = secretBox(webhooks.secretKey);
     if (!webhooks.secretKey) app.log.warn('WEBHOOK_SECRET_KEY is unset: webhook endpoint secrets are stored unencrypted (set it in production; docs/CONFIGURATION.md).');
     app.decorate('jobs', { boss, secrets });
+    // Set once the workers start (below): they stop, finishing what they hold, before pg-boss does.
+    let workers: { stop(timeoutMs: number): Promise<void> } | undefined;
     app.addHook('onClose', async () => {
-      await boss.stop({ graceful: true, close: false, timeout: webhooks.timeoutMs + 5000 });
+      const timeout = webhooks.timeoutMs + 5000;
+      await workers?.stop(timeout);
+      await boss.stop({ graceful: true, close: false, timeout });
     });
 
     const deliveries = new Counter({
@@ -68,22 +73,25 @@ export default fp(
     });
 
     if (webhooks.concurrency === 0) return;
-    const deliver = webhookDelivery(pool, boss, secrets, webhooks);
-    // At most a quarter of this instance's workers per endpoint (pg-boss groups, in memory): endpoints that
-    // hang until the timeout cannot take every worker and hold up the others (test/faults/webhooksHostile.test.ts).
-    const perEndpoint = Math.max(1, Math.floor(webhooks.concurrency / 4));
-    // One job per worker, so a delivery hanging until the timeout holds only its own endpoint's slot. A worker
-    // that finishes a job fetches the next at once instead of waiting out the poll (pg-boss's notifyWorker, for
-    // every worker of ours holding a job, this one among them): a backlog drains at the receivers' pace, and an
-    // idle worker, whose last fetch found nothing, polls.
-    const workId = await boss.work<DeliveryJob>(
+    const exclusions = endpointExclusions(pool);
+    const deliver = webhookDelivery(pool, boss, secrets, webhooks, exclusions.paused);
+    // Shares of this instance's workers (docs/WEBHOOKS.md, "Fair delivery"): one account's endpoints, however
+    // many and however slow, hold at most `perAccount` of them while other accounts' deliveries are due, and one
+    // endpoint at most `perEndpoint`, so endpoints that hang until the timeout cannot hold up their own account's
+    // others either (test/faults/webhooksHostile.test.ts, webhooksFairness.test.ts).
+    workers = startFairWorkers<DeliveryJob>(
+      boss,
       DELIVERY_QUEUE,
-      { localConcurrency: webhooks.concurrency, localGroupConcurrency: perEndpoint, pollingIntervalSeconds: webhooks.pollSeconds, batchSize: 1 },
-      async ([job]) => {
-        const { outcome, createdAt } = await deliver(job!.data);
-        deliveries.inc({ outcome });
-        if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
-        for (const worker of boss.getWipData()) if (worker.workId === workId && worker.count > 0) boss.notifyWorker(worker.id);
+      { concurrency: webhooks.concurrency, perAccount: webhooks.perAccount, perGroup: webhooks.perEndpoint, pollMs: webhooks.pollSeconds * 1000 },
+      {
+        excluded: exclusions.excluded,
+        async run(job) {
+          const { outcome, createdAt } = await deliver(job.data);
+          deliveries.inc({ outcome });
+          if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
+        },
+        // As pg-boss's own errors above: an outage is reported by the request path and readiness.
+        onError: (err) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'webhook worker database error'),
       },
     );
   },

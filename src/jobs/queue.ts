@@ -4,12 +4,17 @@ import type pg from 'pg';
 /** The queue of webhook deliveries (pg-boss, in the service's own database). */
 export const DELIVERY_QUEUE = 'webhook-delivery';
 
-/** One attempt to send one event to one endpoint; `series` names a delivery or redelivery, `attempt` counts from 1 within it. */
+/**
+ * One attempt to send one event to one endpoint of `accountId` (whose share of the workers it counts
+ * against); `series` names a delivery or a redelivery (`redelivery`), `attempt` counts from 1 within it.
+ */
 export interface DeliveryJob {
   eventId: number;
   endpointId: number;
+  accountId: number;
   series: string;
   attempt: number;
+  redelivery?: true;
 }
 
 /** pg-boss's `db` option: statements on a given client (a request's transaction) or the pool. */
@@ -42,7 +47,7 @@ export async function enqueueDeliveries(boss: PgBoss, client: pg.PoolClient, job
   if (jobs.length === 0) return;
   await boss.insert(
     DELIVERY_QUEUE,
-    // Grouped by endpoint, so the workers can cap how many of them one endpoint holds (plugin.ts).
+    // Grouped by endpoint, so the workers can cap how many of them one endpoint holds (fairWorkers.ts).
     jobs.map(({ startAfter, ...data }) => ({ data, group: { id: String(data.endpointId) }, ...(startAfter && { startAfter }) })),
     { db: onClient(client) },
   );

@@ -12,7 +12,46 @@ export interface DeliveryOptions {
   retryDelaysSeconds: number[];
   disableAfterSeconds: number;
   allowPrivateTargets: boolean;
+  /** The circuit breaker: timeouts in a row that pause an endpoint, and the first pause (doubling with each timeout after, at most an hour). */
+  breaker: { timeouts: number; pauseSeconds: number };
 }
+
+/** The longest pause of an endpoint that keeps timing out. */
+const MAX_PAUSE_SECONDS = 3600;
+
+/** How stale this instance's list of paused endpoints may be (another instance paused one meanwhile). */
+const PAUSED_READ_MS = 1000;
+
+/**
+ * Endpoints whose deliveries may not be taken now (fairWorkers.ts leaves them out): those paused
+ * by their circuit breaker, and every endpoint of the accounts at their share of the workers. The
+ * paused ones are read at most once a second (and an endpoint this instance pauses is added at
+ * once), so a delivery costs no extra round trip unless an account is at its share.
+ */
+export function endpointExclusions(pool: pg.Pool, now: () => number = Date.now) {
+  let paused: string[] = [];
+  let readAt = -Infinity;
+  return {
+    paused(endpointId: number) {
+      paused = [...paused, String(endpointId)];
+    },
+    async excluded(accountsAtShare: string[]): Promise<string[]> {
+      if (accountsAtShare.length === 0 && now() - readAt < PAUSED_READ_MS) return paused;
+      const { rows } = await pool.query<{ paused: string[]; ofAccounts: string[] }>(
+        `SELECT coalesce(array_agg(id::text) FILTER (WHERE paused_until > now()), '{}') AS paused,
+                coalesce(array_agg(id::text) FILTER (WHERE account_id = ANY ($1::bigint[])), '{}') AS "ofAccounts"
+           FROM webhook_endpoints WHERE paused_until > now() OR account_id = ANY ($1::bigint[])`,
+        [accountsAtShare],
+      );
+      paused = rows[0]!.paused;
+      readAt = now();
+      return [...paused, ...rows[0]!.ofAccounts];
+    },
+  };
+}
+
+/** A redelivery series has ended (delivered, out of retries, its endpoint gone or disabled): another may start. */
+const END_SERIES = 'UPDATE webhook_redeliveries SET ended_at = now() WHERE series = $1 AND ended_at IS NULL';
 
 /** What each attempt reports, for the metrics. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'skipped';
@@ -39,14 +78,19 @@ const jitter = (seconds: number) => seconds * (0.8 + 0.4 * Math.random());
  * the next one in one transaction. The attempt's row is unique per (series, attempt): a job run
  * twice (its worker died after sending) records and schedules once, and sends again at most once.
  */
-export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opts: DeliveryOptions) {
+export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opts: DeliveryOptions, onPaused: (endpointId: number) => void = () => {}) {
   return async function deliver(job: DeliveryJob): Promise<{ outcome: DeliveryOutcome; createdAt?: string }> {
     const { rows } = await pool.query<{
       type: string; object: object; createdAt: string; url: string; secret: string; previousSecret: string | null; enabled: boolean; done: boolean;
     }>(LOAD, [job.eventId, job.endpointId, job.series, job.attempt]);
     const found = rows[0];
-    // A deleted or disabled endpoint, a deleted event or an attempt already made: nothing to send.
-    if (!found || !found.enabled || found.done) return { outcome: 'skipped' };
+    // An attempt already made: nothing to send (its own run settles its series).
+    if (found?.done) return { outcome: 'skipped' };
+    // A deleted or disabled endpoint, a deleted event: nothing to send, and the series ends.
+    if (!found || !found.enabled) {
+      if (job.redelivery) await pool.query(END_SERIES, [job.series]);
+      return { outcome: 'skipped' };
+    }
 
     const id = `evt_${job.eventId}`;
     const body = JSON.stringify({ id, type: found.type, createdAt: found.createdAt, data: { object: found.object } });
@@ -62,12 +106,15 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
   };
 
   async function settleSuccess(job: DeliveryJob, attempt: Attempt): Promise<DeliveryOutcome> {
+    // Every failure sets failing_since, so an endpoint with no failure since its last success needs no write.
     const { rows } = await pool.query<{ recorded: boolean }>(
       `WITH recorded AS (${INSERT_ATTEMPT} RETURNING 1),
-            healthy AS (UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL AND EXISTS (SELECT FROM recorded))
+            healthy AS (UPDATE webhook_endpoints SET failing_since = NULL, timeouts_in_a_row = 0, paused_until = NULL
+                         WHERE id = $1 AND failing_since IS NOT NULL AND EXISTS (SELECT FROM recorded))
        SELECT EXISTS (SELECT FROM recorded) AS recorded`,
       record(job, attempt, null),
     );
+    if (job.redelivery && rows[0]!.recorded) await pool.query(END_SERIES, [job.series]);
     return rows[0]!.recorded ? 'delivered' : 'skipped';
   }
 
@@ -76,26 +123,40 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
     const recorded = await client.query(INSERT_ATTEMPT, record(job, attempt, error));
     if (recorded.rowCount === 0) return 'skipped';
     if (attempt.status === 410) {
-      await disable(client, job.endpointId, 'The endpoint answered 410 Gone.');
+      await disable(client, job, 'The endpoint answered 410 Gone.');
       return 'disabled';
     }
-    const { rows } = await client.query<{ expired: boolean; since: string }>(
-      `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = $1
-       RETURNING failing_since <= now() - make_interval(secs => $2) AS expired, ${isoTimestamp('failing_since')} AS since`,
-      [job.endpointId, opts.disableAfterSeconds],
+    // A timeout counts toward the breaker ($3 timeouts in a row pause the endpoint for $4 s, doubling after); anything else resets it.
+    const { rows } = await client.query<{ expired: boolean; since: string; timeouts: number; pausedUntil: string | null }>(
+      `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()),
+              timeouts_in_a_row = CASE WHEN $5 THEN timeouts_in_a_row + 1 ELSE 0 END,
+              paused_until = CASE WHEN $5 AND timeouts_in_a_row + 1 >= $3
+                                  THEN now() + make_interval(secs => least($4 * 2 ^ (timeouts_in_a_row + 1 - $3), ${MAX_PAUSE_SECONDS})) END
+        WHERE id = $1
+       RETURNING failing_since <= now() - make_interval(secs => $2) AS expired, ${isoTimestamp('failing_since')} AS since,
+                 timeouts_in_a_row AS timeouts, ${isoTimestamp('paused_until')} AS "pausedUntil"`,
+      [job.endpointId, opts.disableAfterSeconds, opts.breaker.timeouts, opts.breaker.pauseSeconds, attempt.timedOut === true],
     );
     if (rows[0]?.expired) {
-      await disable(client, job.endpointId, `Every delivery failed from ${rows[0].since} for ${opts.disableAfterSeconds} seconds; the last: ${error}.`);
+      await disable(client, job, `Every delivery failed from ${rows[0].since} for ${opts.disableAfterSeconds} seconds; the last: ${error}.`);
       return 'disabled';
+    }
+    if (rows[0]?.pausedUntil) {
+      onPaused(job.endpointId);
+      // The breaker opened: said in the delivery log, on the attempt that opened it.
+      await client.query(`UPDATE webhook_deliveries SET error = error || $3 WHERE series = $1 AND attempt = $2`, [
+        job.series, job.attempt, `; ${rows[0].timeouts} timeouts in a row: deliveries to this endpoint paused until ${rows[0].pausedUntil}`,
+      ]);
     }
     const delay = opts.retryDelaysSeconds[job.attempt - 1];
     if (delay !== undefined) {
       await enqueueDeliveries(boss, client, [{ ...job, attempt: job.attempt + 1, startAfter: new Date(Date.now() + jitter(delay) * 1000) }]);
-    }
+    } else if (job.redelivery) await client.query(END_SERIES, [job.series]);
     return 'failed';
   }
 
-  async function disable(client: pg.PoolClient, endpointId: number, reason: string) {
-    await client.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1`, [endpointId, reason]);
+  async function disable(client: pg.PoolClient, job: DeliveryJob, reason: string) {
+    await client.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1`, [job.endpointId, reason]);
+    if (job.redelivery) await client.query(END_SERIES, [job.series]);
   }
 }

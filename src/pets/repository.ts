@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { inTransaction } from '../db/transaction.js';
 import { errors } from '../errors/apiError.js';
-import type { EventRecorder } from '../events/repository.js';
+import type { EventRecorder, WrittenEvent } from '../events/repository.js';
 import { ifMatchHolds, strongEtag } from '../http/conditional.js';
 import type { Db } from '../idempotency/idempotent.js';
 import { CREATE_WITH_EVENT, DELETE, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
@@ -60,7 +60,7 @@ export function petsRepository(pool: pg.Pool, events: EventRecorder) {
     /** By `accountId`, in the pool or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
     async create(pet: NewPet, accountId: number, db: Db = pool): Promise<Pet> {
       return inTransaction(db, async (client) => {
-        const { rows } = await client.query<Pet & { eventId: number; endpoints: number[] }>(CREATE_WITH_EVENT, [pet.name, pet.categoryId, pet.status, accountId]);
+        const { rows } = await client.query<Pet & WrittenEvent>(CREATE_WITH_EVENT, [pet.name, pet.categoryId, pet.status, accountId]);
         const { eventId, endpoints, ...created } = rows[0]!;
         await events.enqueue(client, { eventId, endpoints });
         return created;

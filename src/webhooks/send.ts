@@ -8,6 +8,8 @@ export interface Attempt {
   status: number | null;
   error: string | null;
   durationMs: number;
+  /** No answer within the timeout (what the circuit breaker counts). */
+  timedOut?: boolean;
 }
 
 /**
@@ -56,7 +58,7 @@ export function postWebhook(target: string, body: string, headers: Record<string
     request.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       const reason = err.code === 'ETIMEDOUT' ? `timeout after ${opts.timeoutMs} ms` : err.code === 'EADDRNOTALLOWED' ? err.message : `${err.code ?? 'error'}: ${err.message}`;
-      settle(done(null, reason));
+      settle({ ...done(null, reason), timedOut: err.code === 'ETIMEDOUT' });
     });
     request.end(body);
   });

@@ -2,11 +2,12 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 
-/** A receiver that misbehaves; `requests` counts the connections that sent it something. */
+/** A receiver that misbehaves; `requests` counts the connections that sent it something, `peakOpen` the most of them open at once. */
 export interface HostileReceiver {
   url: string;
   port: number;
   requests: number;
+  peakOpen: number;
   close(): Promise<void>;
 }
 
@@ -28,9 +29,12 @@ async function listen(server: net.Server, sockets: Set<net.Socket>): Promise<{ p
 
 function raw(onRequest: (socket: net.Socket, receiver: HostileReceiver) => void): Promise<HostileReceiver> {
   const sockets = new Set<net.Socket>();
-  const receiver = { url: '', port: 0, requests: 0, close: async () => {} } as HostileReceiver;
+  const receiver = { url: '', port: 0, requests: 0, peakOpen: 0, close: async () => {} } as HostileReceiver;
+  let open = 0;
   const server = net.createServer((socket) => socket.once('data', () => {
     receiver.requests++;
+    receiver.peakOpen = Math.max(receiver.peakOpen, ++open);
+    socket.once('close', () => open--);
     onRequest(socket, receiver);
   }));
   return listen(server, sockets).then(({ port, close }) => Object.assign(receiver, { url: `http://127.0.0.1:${port}/hook`, port, close }));
@@ -58,7 +62,7 @@ export interface HugeReceiver extends HostileReceiver {
 export async function hugeBodyReceiver(bytes = 50 * 1024 * 1024): Promise<HugeReceiver> {
   const chunk = Buffer.alloc(1024 * 1024, 'x');
   const sockets = new Set<net.Socket>();
-  const receiver = { url: '', port: 0, requests: 0, finished: 0, cutShort: 0, close: async () => {} } as HugeReceiver;
+  const receiver = { url: '', port: 0, requests: 0, peakOpen: 0, finished: 0, cutShort: 0, close: async () => {} } as HugeReceiver;
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -86,7 +90,7 @@ export async function hugeBodyReceiver(bytes = 50 * 1024 * 1024): Promise<HugeRe
 /** Answers 302 with `location`. */
 export async function redirectingReceiver(location: string): Promise<HostileReceiver> {
   const sockets = new Set<net.Socket>();
-  const receiver = { url: '', port: 0, requests: 0, close: async () => {} } as HostileReceiver;
+  const receiver = { url: '', port: 0, requests: 0, peakOpen: 0, close: async () => {} } as HostileReceiver;
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {

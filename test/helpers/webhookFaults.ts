@@ -83,8 +83,11 @@ export interface CountingReceiver {
   close(): Promise<void>;
 }
 
-/** A receiver that answers every request 204 at once and notes when each arrived; on `port` when given (one that was down). */
-export async function countingReceiver(port = 0): Promise<CountingReceiver> {
+/**
+ * A receiver that answers every request 204 and notes when each arrived; on `port` when given (one
+ * that was down). With `answerAfter`, it holds each answer until that promise settles (and at once after).
+ */
+export async function countingReceiver(port = 0, answerAfter: Promise<void> = Promise.resolve()): Promise<CountingReceiver> {
   const receipts: Receipt[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -93,7 +96,7 @@ export async function countingReceiver(port = 0): Promise<CountingReceiver> {
       const at = Date.now();
       const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; createdAt: string; data: { object: { id: number } } };
       receipts.push({ webhookId: String(req.headers['webhook-id']), type: event.type, objectId: event.data.object.id, createdAt: event.createdAt, at });
-      res.writeHead(204).end();
+      void answerAfter.then(() => res.writeHead(204).end());
     });
   });
   server.keepAliveTimeout = 1000;
@@ -125,17 +128,18 @@ export async function waitForDistinct(receiver: CountingReceiver, count: number,
  * endpoints `endpointIds`: no job of theirs waiting, scheduled for a retry or running, in pg-boss's
  * job table (its documented schema, read as src/jobs/plugin.ts reads it). A job leaves 'active' only
  * once its request has been answered or cut off, so whatever those endpoints are to hear they have
- * heard by then: a receiver's counts are final, a late duplicate included.
+ * heard by then: a receiver's counts are final, a late duplicate included. `states`: only jobs in
+ * these (['active']: none running, though some may wait, as a paused endpoint's do).
  */
-export async function waitForSettledQueue(databaseUrl: string, endpointIds: number[], timeoutMs = 90_000): Promise<boolean> {
+export async function waitForSettledQueue(databaseUrl: string, endpointIds: number[], timeoutMs = 90_000, states = ['created', 'retry', 'active']): Promise<boolean> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     return await waitFor(async () => {
       const { rows } = await client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pgboss.job
-          WHERE name = $1 AND state IN ('created', 'retry', 'active') AND (data->>'endpointId')::int = ANY($2::int[])`,
-        [DELIVERY_QUEUE, endpointIds],
+          WHERE name = $1 AND state::text = ANY($3::text[]) AND (data->>'endpointId')::int = ANY($2::int[])`,
+        [DELIVERY_QUEUE, endpointIds, states],
       );
       return rows[0]!.n === 0;
     }, timeoutMs, 50);
