@@ -418,10 +418,21 @@ export interface paths {
          *     its change: a refused or failed change has none. Events are kept 30
          *     days, then deleted with their delivery attempts (`getEvent` answers 404).
          *
-         *     Paginated as `listPets` (`Link: <...>; rel="next"`). A reader following
-         *     `Link` never misses an event: an event appears only once every change
-         *     that began before it has committed or rolled back, so one committed late
-         *     is never listed behind a page already read.
+         *     Paginated with `Link: <...>; rel="next"` like `listPets`, but in the
+         *     order the changes began writing rather than by `id`: a reader
+         *     following `Link` never misses an event, and none is listed twice. To follow every change
+         *     to animals, follow their `pet.*` events here (`listPets` may miss an
+         *     animal whose create commits late).
+         *
+         *     The price is a delay. An event is listed only once every transaction
+         *     that had begun writing on the database server before it has committed
+         *     or rolled back (so one committed late is never listed behind a page
+         *     already read), whichever client or database that transaction belongs
+         *     to. The service's own end within seconds (a statement is cancelled
+         *     after 5 s, a transaction left idle ends after 10 s, by default); a
+         *     write transaction another client leaves open on the same server holds
+         *     back every new event, for every account, until it ends. Nothing is
+         *     lost meanwhile: those events then appear, in order.
          */
         get: operations["listEvents"];
         put?: never;
