@@ -19,11 +19,26 @@ export interface paths {
          *     The result is paginated by cursor. When more animals follow, the
          *     response has a `Link: <...>; rel="next"` header with the absolute URL of
          *     the next page, which keeps the same `limit`, `status` and `categoryId`.
-         *     Every page costs the same, however deep. Pages are
-         *     stable under concurrent inserts: an animal is never listed twice, and
-         *     animals created after the first page was read appear on later pages.
-         *     An animal's `status` changes with its adoption orders; the `status`
-         *     filter applies to each page as it is read.
+         *     Every page costs the same, however deep. An animal's `status` changes
+         *     with its adoption orders; the `status` filter applies to each page as
+         *     it is read.
+         *
+         *     This is a browse in `id` order, not a feed of changes: creations
+         *     commit in any order, each with the id drawn when it began. Each page
+         *     lists the animals committed when it is read whose ids are above the
+         *     previous page's last, so no animal is listed twice. An animal whose
+         *     creation began after a page was read has a higher id than any on that
+         *     page, so it comes on a later page. What a reader following `Link` can
+         *     miss is only an animal whose creation was still in flight (its id
+         *     drawn, not yet committed) when a page past its id was read. To see
+         *     every animal created, follow the `pet.created` events of `listEvents`,
+         *     which never skips one committed late.
+         *
+         *     Compatibility: until November 2026 creations committed one at a time,
+         *     in `id` order, so that no reader missed one, at the cost of making
+         *     every account's creations wait for each other. The order and the
+         *     shape of the pages are unchanged; seeing every change while following
+         *     a list is what `listEvents` promises, and has since events exist.
          *
          *     Each page carries a weak `ETag` of its content: send it back in
          *     `If-None-Match` to get `304 Not Modified`, with no body, while the page
@@ -137,11 +152,14 @@ export interface paths {
          *     its keys), never another account's, ordered by `id` ascending (newest last), at most `limit` of
          *     them, optionally only those with the given `status`.
          *
-         *     Paginated exactly as `listPets`: when more orders follow, the response
+         *     Paginated as `listPets`: when more orders follow, the response
          *     has a `Link: <...>; rel="next"` header with the absolute URL of the next
          *     page, which keeps the same `limit` and `status`. An order is never
-         *     listed twice, and orders placed after the first page was read appear
-         *     on later pages. The `status` filter applies to each page as it is read:
+         *     listed twice, and, unlike `listPets`, a reader following `Link` never
+         *     misses one: an account's placements commit one at a time, in `id`
+         *     order, so none can commit below an order already listed. (A placement
+         *     therefore waits for the account's previous one to commit; other
+         *     accounts' never wait for it.) The `status` filter applies to each page as it is read:
          *     an order whose status changes while you page is listed as it is then,
          *     or not at all if it no longer matches.
          */
@@ -418,10 +436,21 @@ export interface paths {
          *     its change: a refused or failed change has none. Events are kept 30
          *     days, then deleted with their delivery attempts (`getEvent` answers 404).
          *
-         *     Paginated as `listPets` (`Link: <...>; rel="next"`). A reader following
-         *     `Link` never misses an event: an event appears only once every change
-         *     that began before it has committed or rolled back, so one committed late
-         *     is never listed behind a page already read.
+         *     Paginated with `Link: <...>; rel="next"` like `listPets`, but in the
+         *     order the changes began writing rather than by `id`: a reader
+         *     following `Link` never misses an event, and none is listed twice. To follow every change
+         *     to animals, follow their `pet.*` events here (`listPets` may miss an
+         *     animal whose create commits late).
+         *
+         *     The price is a delay. An event is listed only once every transaction
+         *     that had begun writing on the database server before it has committed
+         *     or rolled back (so one committed late is never listed behind a page
+         *     already read), whichever client or database that transaction belongs
+         *     to. The service's own end within seconds (a statement is cancelled
+         *     after 5 s, a transaction left idle ends after 10 s, by default); a
+         *     write transaction another client leaves open on the same server holds
+         *     back every new event, for every account, until it ends. Nothing is
+         *     lost meanwhile: those events then appear, in order.
          */
         get: operations["listEvents"];
         put?: never;

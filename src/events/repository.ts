@@ -8,6 +8,7 @@ import { enqueueDeliveries } from '../jobs/queue.js';
 import { eventFrom } from './sql.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
 import { pageOf } from '../pagination/keysetPage.js';
+import { belowHorizon } from '../pagination/commitOrder.js';
 
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
@@ -25,14 +26,13 @@ export const EVENT_COLUMNS = `'evt_' || e.id AS id, e.type, ${isoTimestamp('e.cr
 const RECORD = `WITH given AS (SELECT), ${eventFrom('given', { type: '$1::text', object: '$2::jsonb', recipients: '$3::bigint[]' })}`;
 
 /**
- * One account's events in (xid, id) order, only those whose transaction is older than every
- * transaction still running: all of those have committed or rolled back, so no event can later
- * appear before a position a reader has passed, and no writer waits for another.
+ * One account's events in (xid, id) order, commit-ordered (pagination/commitOrder.ts): only
+ * those below the horizon, so no event can later appear before a position a reader has passed.
  */
 const page = (filter: string) => `SELECT ${EVENT_COLUMNS}, r.xid::text AS xid
     FROM event_recipients r JOIN events e ON e.id = r.event_id
    WHERE r.account_id = $1 AND (r.xid, r.event_id) > ($2::xid8, $3)${filter}
-     AND r.xid < pg_snapshot_xmin(pg_current_snapshot())
+     AND ${belowHorizon('r.xid')}
    ORDER BY r.xid, r.event_id LIMIT $4`;
 const LIST = page('');
 const LIST_BY_TYPE = page(' AND r.type = $5');

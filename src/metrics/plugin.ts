@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PLANS } from '../accounts/repository.js';
 import { startMetricsListener } from './listener.js';
+import { tailHorizonGauge } from './tailHorizon.js';
 
 /** Seconds; from a fast cached answer to the longest a request may take. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -65,6 +66,7 @@ function createMetrics(app: FastifyInstance, registry: Registry, operations: str
     [{ state: 'idle' }, pool().idleCount],
   ]);
   gaugeOnScrape(registry, 'animal_store_db_pool_waiting', 'Requests waiting for a database connection (the pool is saturated when this stays above 0).', [], () => [[{}, pool().waitingCount]]);
+  tailHorizonGauge(registry, () => (app.hasDecorator('database') ? app.database.pool : undefined));
 
   return {
     /** One answered request: its operation (undefined outside the API's operations), status and duration. */
@@ -104,7 +106,7 @@ export interface MetricsOptions {
 
 /**
  * Records every response: its duration by operation and status class, the rate limiter's
- * decision, idempotent replays. Pool and limiter state are read when scraped, not per request.
+ * decision, idempotent replays. Pool and limiter state, and the tail horizon's age (a query), are read when scraped, not per request.
  * Served on a listener of its own (listener.ts), opened with the app and closed with it.
  */
 export default fp(

@@ -10,15 +10,18 @@ import { isoTimestamp } from '../db/isoTimestamp.js';
 const COLUMNS = `id, pet_id AS "petId", status, ${isoTimestamp('created_at')} AS "createdAt", ${isoTimestamp('updated_at')} AS "updatedAt"`;
 
 /**
- * A placement's transaction first takes a transaction-scoped advisory lock on its account
- * ($1), held until commit: placements of one account commit one at a time, in id order, so no
- * order can appear below one its owner has already listed (as pets' ID_ORDER_LOCK does, for one
- * owner's list only, so different accounts never wait on each other), and PLACE, a statement
- * after the lock, counts every placed order of the account. Account ids beyond 2^31 share a
- * lock with another account's: slower for both, never wrong.
+ * A placement's transaction first locks its account's row ($1; every order's account has one,
+ * orders.account_id references it), held until commit: placements of one account commit one at
+ * a time, in id order, so no order can appear below one its owner has already listed, and PLACE,
+ * a statement after the lock, counts every placed order of the account. Different accounts never
+ * wait on each other, whatever their ids (the advisory key this replaced, the id modulo 2^31,
+ * made accounts 2^31 apart share one). FOR NO KEY UPDATE, not FOR UPDATE: the foreign-key
+ * checks of rows naming an account (a pet's created_by, an event's recipients, an order placed
+ * for another account's pet) take FOR KEY SHARE, which it does not block, so two accounts
+ * placing orders for each other's pets never wait on each other. It does wait for a change to the
+ * account's keys or webhook endpoints (FOR UPDATE on the same row), which waits for nothing else.
  */
-const OWNER_ORDER_LOCK = 727_274_003;
-export const LOCK_OWNER = `SELECT pg_advisory_xact_lock(${OWNER_ORDER_LOCK}, ($1 % 2147483648)::int)`;
+export const LOCK_OWNER = `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`;
 
 /**
  * After LOCK_OWNER: $1 pet id, $2 account id, $3 placed orders the account may hold. The pet

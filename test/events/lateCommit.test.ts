@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { waitForEvents, WEBHOOK_TEST_ENV, type EventBody } from '../helpers/events.js';
 
-const WRITERS = 4;
+const WRITERS = 8;
 const CREATES_EACH = 15;
 
 describe('listEvents: a reader following Link never misses an event committed late', () => {

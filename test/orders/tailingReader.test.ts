@@ -1,81 +1,101 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { operations } from '../../generated/openapi.js';
 import { encodeCursor } from '../../src/pagination/cursor.js';
+import { LOCK_OWNER, PLACE } from '../../src/orders/sql.js';
 import { expectStatusesAgree } from '../helpers/orders.js';
+import { nextPath } from '../helpers/pets.js';
+import { waitFor } from '../helpers/poll.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
-type ListQuery = NonNullable<operations['listOrders']['parameters']['query']>;
-
-const PLACERS = 6;
-const EACH = 40;
+const PLACERS = 8;
+const EACH = 25;
 
 let server: TestServer;
+let key: string;
+let accountId: number;
 let pets: number[];
 beforeAll(async () => {
-  server = await startTestServer({ LOG_LEVEL: 'error' });
+  // Placements queue behind a held one below: a lock timeout well above how long it is held, and a
+  // connection for each of them besides the reader's.
+  server = await startTestServer({ LOG_LEVEL: 'error', DB_LOCK_TIMEOUT_MS: '20000', DB_STATEMENT_TIMEOUT_MS: '30000', DB_POOL_MAX: '12' });
+  // A quota the reader's polling cannot exhaust; open orders enough for every placement.
+  key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 });
+  accountId = (await server.request('/v1/account', { key })).body.id;
   // Setup only: the pets to order, in one statement.
   const { rows } = await server.app.database.pool.query<{ id: number }>(
     `INSERT INTO pets (name, category_id) SELECT 'tail ' || g, 1 FROM generate_series(1, $1::int) AS g RETURNING id`,
-    [PLACERS * EACH],
+    [PLACERS * EACH + 1],
   );
   pets = rows.map((r) => r.id);
 });
 afterAll(() => server?.close());
 
-/** The query of the `rel="next"` target of a Link header, if any, as a typed client's user reads it. */
-function nextOf(link: string | null): ListQuery | undefined {
-  const next = /<([^>]+)>; rel="next"/.exec(link ?? '')?.[1];
-  if (!next) return undefined;
-  const params = new URL(next).searchParams;
-  return { limit: Number(params.get('limit')), cursor: params.get('cursor')! };
-}
+/** Sessions of the test's database waiting for a lock another holds. */
+const blocked = async () =>
+  (
+    await server.app.database.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
+    )
+  ).rows[0]!.n;
 
-describe('listOrders under concurrent placements by the same key', () => {
-  it("shows a reader following Link cursors every order its key placed while it reads, none twice", async () => {
+describe('listOrders under concurrent placements by one account', () => {
+  it(`a placement committed late is not skipped: ${PLACERS} placers of one account, one placement held open, a reader tailing by Link sees every order once`, async () => {
+    // A slow placement: it locks the account and draws its order's id first, and commits only after the reader has read.
+    const slow = new pg.Client({ connectionString: server.db.env.DATABASE_URL });
+    await slow.connect();
+    await slow.query('BEGIN');
+    await slow.query(LOCK_OWNER, [accountId]);
+    const lateId = Number((await slow.query<{ id: string }>(PLACE, [pets.at(-1), accountId, 1000])).rows[0]!.id); // a bigint, as text
+
     const placed = new Set<number>();
     let placing = true;
-    let retried = 0;
     const placers = Array.from({ length: PLACERS }, async (_, p) => {
       for (let i = 0; i < EACH; i++) {
         // Keyed placements are multi-statement transactions: the widest window between drawing an id and committing.
-        // Placements of one account wait on each other's lock; on a starved machine a wait can pass the lock
-        // timeout (503, Retry-After), and the client retries with its Idempotency-Key, as documented.
-        const place = () =>
-          server.api.POST('/store/orders', { body: { petId: pets[p * EACH + i]! }, params: { header: { 'Idempotency-Key': `tail-${p}-${i}` } } });
-        let answer = await place();
-        for (let retry = 0; answer.response.status === 503 && retry < 5; retry++) {
-          retried++;
-          answer = await place();
-        }
-        expect(answer.response.status).toBe(201);
-        placed.add(answer.data!.id);
+        const { status, body } = await server.request('/v1/store/orders', {
+          key,
+          body: { petId: pets[p * EACH + i]! },
+          headers: { 'idempotency-key': `tail-${p}-${i}` },
+        });
+        expect(status).toBe(201);
+        placed.add(body.id);
       }
     });
     const allPlaced = Promise.all(placers).finally(() => (placing = false));
 
+    // Every placer's first placement waits on the account's row: none commits a higher id meanwhile,
+    // so the reader, which cannot see the slow order yet, cannot pass it. (Without the lock none would wait.)
+    if (!(await waitFor(async () => (await blocked()) >= PLACERS, 30_000, 20))) {
+      await slow.end();
+      throw new Error(`${PLACERS} placements never queued on the account's row`);
+    }
+    const whileHeld = await server.request('/v1/store/orders?limit=7', { key });
+    expect([whileHeld.status, whileHeld.body]).toEqual([200, []]);
+    await slow.query('COMMIT');
+    await slow.end();
+
     const seen: number[] = [];
-    let query: ListQuery = { limit: 7 };
+    let next = '/v1/store/orders?limit=7';
     for (;;) {
       const stillPlacing = placing;
-      const { data, response } = await server.api.GET('/store/orders', { params: { query } });
-      expect(response.status).toBe(200);
-      seen.push(...data!.map((o) => o.id));
-      const next = nextOf(response.headers.get('link'));
-      if (next) query = next;
+      const { status, body, headers } = await server.request(next, { key });
+      expect(status).toBe(200);
+      seen.push(...body.map((o: { id: number }) => o.id));
+      const link = nextPath(headers.get('link'));
+      if (link) next = link;
       else if (!stillPlacing) break; // a last page read after every placement had answered
       // At the end for now: wait where the last page ended, as a tailing client keeps its place.
-      else if (seen.length > 0) query = { limit: 7, cursor: encodeCursor(seen.at(-1)!) };
-      // Tailing: a short pause between reads at the end, so the key's quota (1000 a minute) outlasts slow placements.
-      if (!next) await sleep(20);
+      else if (seen.length > 0) next = `/v1/store/orders?limit=7&cursor=${encodeCursor(seen.at(-1)!)}`;
+      if (!link) await sleep(20);
     }
     await allPlaced;
-    if (retried > 0) console.log(`placements retried after a 503: ${retried}`);
 
     expect(placed.size).toBe(PLACERS * EACH);
-    expect(new Set(seen).size).toBe(seen.length); // nothing listed twice
+    expect(seen).toHaveLength(PLACERS * EACH + 1); // every order exactly once: the late one and each placer's
+    expect(new Set(seen)).toEqual(new Set([...placed, lateId]));
     expect([...seen].sort((a, b) => a - b)).toEqual(seen); // in id order
-    expect([...placed].filter((id) => !seen.includes(id))).toEqual([]);
+    expect(seen[0]).toBe(lateId); // drawn first, committed before every other
     await expectStatusesAgree(server.app.database.pool);
   }, 120_000);
 });
