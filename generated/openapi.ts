@@ -1034,7 +1034,6 @@ export interface components {
         };
         /**
          * @description What happened.
-         * @example pet.created
          * @enum {string}
          */
         EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled";
@@ -2374,8 +2373,12 @@ export interface components {
          *     current one is among them, the answer is `304 Not Modified` with no body.
          */
         IfNoneMatch: string;
-        /** @description Return only animals of this category (combinable with `status`). */
-        CategoryFilter: components["schemas"]["CategoryId"];
+        /**
+         * @description Return only animals of this category (combinable with `status`): a
+         *     positive identifier up to 2^53-1, as `categoryId` in `Pet`. No example
+         *     here, so that Swagger UI's "Try it out" does not pre-fill a filter.
+         */
+        CategoryFilter: number;
         /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
         ApiKeyId: number;
         /** @description Identifier of one of your events (`id` in `listEvents`). */
@@ -2465,7 +2468,11 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Return only animals with this status. */
                 status?: components["parameters"]["StatusFilter"];
-                /** @description Return only animals of this category (combinable with `status`). */
+                /**
+                 * @description Return only animals of this category (combinable with `status`): a
+                 *     positive identifier up to 2^53-1, as `categoryId` in `Pet`. No example
+                 *     here, so that Swagger UI's "Try it out" does not pre-fill a filter.
+                 */
                 categoryId?: components["parameters"]["CategoryFilter"];
                 /**
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the

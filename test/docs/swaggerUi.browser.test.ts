@@ -166,11 +166,12 @@ describe('Swagger UI in a real browser', () => {
       const list = await tryItOut(page, 'listPets');
       expect(await list.locator('tr[data-param-name="cursor"] input').inputValue()).toBe('');
       expect(await list.locator('tr[data-param-name="status"] select').inputValue()).toBe('');
+      expect(await list.locator('tr[data-param-name="categoryId"] input').inputValue()).toBe('');
       const listed = await execute(page, list, '02-listPets-200.png');
       expect(listed.status).toBe('200');
       expect(listed.body).toEqual([]);
       expect(listed.request.headers()['authorization']).toBe(`Bearer ${server.key}`);
-      expect(new URL(listed.request.url()).search).not.toMatch(/cursor|status/);
+      expect(new URL(listed.request.url()).search).not.toMatch(/cursor|status|categoryId/);
 
       // createPet twice with different bodies: two animals, no shared Idempotency-Key replaying or refusing.
       const create = await tryItOut(page, 'createPet');
