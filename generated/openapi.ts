@@ -555,9 +555,14 @@ export interface paths {
          *     Webhooks; see docs/WEBHOOKS.md). The `secret` that verifies signatures
          *     is in this response only: store it now, or rotate it later.
          *
-         *     The URL must be `http` or `https`, and its host must not resolve to a
-         *     loopback, private, shared (CGNAT), link-local, unique-local, multicast
-         *     or unspecified address (`400 webhook_url_not_allowed`). An account has at
+         *     The URL must be `http` or `https`, must not contain a user name or
+         *     password, and its host must be or resolve to public unicast addresses
+         *     only: not loopback, private, shared (CGNAT), link-local, unique-local,
+         *     multicast, broadcast, unspecified, documentation or other reserved
+         *     addresses, and an IPv6 address carrying an IPv4 one (IPv4-mapped,
+         *     IPv4-compatible, SIIT, 6to4, NAT64 `64:ff9b::/96`) is judged by that
+         *     IPv4 address; local-use NAT64 (`64:ff9b:1::/48`) and Teredo are refused
+         *     (`400 webhook_url_not_allowed`; see docs/WEBHOOKS.md). An account has at
          *     most 16 endpoints (`409 too_many_webhook_endpoints`).
          */
         post: operations["createWebhookEndpoint"];
@@ -1246,7 +1251,7 @@ export interface components {
          *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
-         *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, or its host resolves to an address the service does not send to. |
+         *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, contains a user name or password, or its host is or resolves to an address the service does not send to (not public unicast). |
          *     | `bad_request` | 400 | The request is malformed in another way (not valid HTTP, or a bad percent-encoding in the URL). |
          *     | `unauthorized` | 401 | The API key is missing, malformed, unknown, revoked or expired. |
          *     | `forbidden` | 403 | The animal belongs to another account (or to none): only its creator may change it. |
@@ -2301,8 +2306,13 @@ export interface components {
         /**
          * @description The request is invalid (`validation_failed`, `invalid_json`), or the
          *     endpoint URL is not one the service sends to (`webhook_url_not_allowed`):
-         *     not `http` or `https`, or its host resolves to a loopback, private,
-         *     shared (CGNAT), link-local, unique-local, multicast or unspecified address.
+         *     not `http` or `https`, with a user name or password, or its host is or
+         *     resolves to an address that is not public unicast (loopback, private,
+         *     shared (CGNAT), link-local, unique-local, multicast, broadcast,
+         *     unspecified, documentation or other reserved; IPv4 inside IPv6 judged as
+         *     the IPv4 address; local-use NAT64 and Teredo).
+         *     For a receiver on your own machine in development, see
+         *     docs/WEBHOOKS.md's "Local development".
          */
         WebhookBadRequest: {
             headers: {
@@ -2319,7 +2329,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "webhook_url_not_allowed",
-                 *       "message": "The URL's host resolves to 10.0.0.5, a private address.",
+                 *       "message": "The URL's host db.internal is or resolves to an address webhooks are not sent to (loopback, private, link-local, documentation or other reserved ranges); for a receiver on your own machine in development, see docs/WEBHOOKS.md#local-development: WEBHOOK_ALLOW_PRIVATE_TARGETS=true.",
                  *       "status": 400
                  *     }
                  */

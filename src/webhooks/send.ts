@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { WEBHOOK_RESPONSE_BYTES } from '../limits.js';
-import { checkedLookup, literalAddressAllowed } from './targets.js';
+import { carriesCredentials, checkedLookup, literalAddressAllowed } from './targets.js';
 
 /** The outcome of one POST: the status when one came, else why not. */
 export interface Attempt {
@@ -16,8 +16,8 @@ export interface Attempt {
  * POSTs a body and resolves with the status as soon as the answer's head arrives; never throws.
  * Redirects are never followed (http.request does not), the whole attempt (connect, send,
  * head) is bounded by `timeoutMs`, and at most WEBHOOK_RESPONSE_BYTES of the answer are read
- * before the connection is dropped. Without `allowPrivate` the address connected to must be
- * allowed (targets.ts): a literal is checked here, a name in the lookup the socket uses.
+ * before the connection is dropped. A URL with credentials is never sent. Without `allowPrivate` the
+ * address connected to must be allowed (targets.ts): a literal is checked here, a name in the lookup the socket uses.
  */
 export function postWebhook(target: string, body: string, headers: Record<string, string>, opts: { timeoutMs: number; allowPrivate: boolean }): Promise<Attempt> {
   const started = performance.now();
@@ -29,6 +29,8 @@ export function postWebhook(target: string, body: string, headers: Record<string
     } catch {
       return resolve(done(null, 'invalid URL'));
     }
+    // Stored before create/update refused them: never sent (http.request would send them as Basic auth), never said.
+    if (carriesCredentials(url)) return resolve(done(null, 'URL not allowed: it contains a user name or password'));
     if (!opts.allowPrivate && !literalAddressAllowed(url)) return resolve(done(null, `address not allowed: ${url.hostname}`));
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
