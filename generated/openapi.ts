@@ -31,8 +31,10 @@ export interface paths {
          *     page, so it comes on a later page. What a reader following `Link` can
          *     miss is only an animal whose creation was still in flight (its id
          *     drawn, not yet committed) when a page past its id was read. To see
-         *     every animal created, follow the `pet.created` events of `listEvents`,
-         *     which never skips one committed late.
+         *     every animal your account creates, follow the `pet.created` events of
+         *     `listEvents`, which never skips one committed late; events are your
+         *     account's own, so a reader of every account's animals that must miss
+         *     none reads the list again from the start from time to time.
          *
          *     Compatibility: until November 2026 creations committed one at a time,
          *     in `id` order, so that no reader missed one, at the cost of making
