@@ -49,7 +49,7 @@ async function jobInsertStatement(): Promise<string> {
 const JOB_INSERT = await jobInsertStatement();
 
 // What createPet runs, as text, for the benchmark to check (bench/locks.ts: does it take an advisory lock?).
-app.get('/statements', async () => ({ createPet: [CREATE_WITH_EVENT, JOB_INSERT] }));
+app.get('/statements', async () => ({ createPet: { 'src/pets/sql.ts CREATE_WITH_EVENT': CREATE_WITH_EVENT, "pg-boss's job insert": JOB_INSERT } }));
 
 // The service's transaction: the pet with its event in one statement, then a delivery job per subscribed endpoint.
 app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets', async (request, reply) => {

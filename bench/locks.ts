@@ -6,14 +6,16 @@
 import pg from 'pg';
 import type { Arm, Measurement } from './load.js';
 
-/** The statements an arm's server runs for one createPet, as the ceiling reports them (GET /statements). */
+/** The statements the ceiling runs for one createPet, by where they come from (GET /statements). */
 export interface Statements {
-  createPet: string[];
+  createPet: Record<string, string>;
 }
 
-/** Whether statement text takes an advisory lock (pg_advisory_lock, pg_advisory_xact_lock, …): which ones. */
-export function advisoryLocksIn(statements: string[]): string[] {
-  return [...new Set(statements.flatMap((s) => s.match(/pg_(try_)?advisory_(xact_)?lock(_shared)?/gi) ?? []))];
+/** The advisory locks (pg_advisory_lock, pg_advisory_xact_lock, …) statements take: each, with the statement it is in. */
+export function advisoryLocksIn(statements: Record<string, string>): string[] {
+  return Object.entries(statements).flatMap(([name, text]) =>
+    [...new Set(text.match(/pg_(try_)?advisory_(xact_)?lock(_shared)?/gi) ?? [])].map((lock) => `${lock} in ${name}`),
+  );
 }
 
 /** Samples of pg_locks taken while an arm ran: how many, and how many saw an advisory lock held or awaited in its database. */

@@ -137,7 +137,7 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   const writes = (arm: string) => fmt(median(r.throughput.get(arm)?.map((m) => m.rps) ?? []), 0);
   out(`- **Writes per second with events on** (createPet at ${s.connections} connections, medians): ceiling ${writes('ceiling createPet')}, service ${writes('service createPet')}${b ? `, baseline build ${writes('baseline createPet')}` : ''}.`);
   const seen = [...r.createPet.locksSeen].map(([arm, t]) => `${arm.replace(/ createPet$/, '')} ${fmt((100 * t.withAdvisoryLock) / t.samples, 0)} % of ${t.samples}`);
-  out(`- **Advisory locks seen** (pg_locks every 50 ms while each createPet arm ran, in its database: samples with one held or awaited): ${seen.join(', ')}. A create that takes one global lock shows in nearly every sample; the service's pg-boss maintenance may take one now and then.`);
+  out(`- **Advisory locks seen** (pg_locks every 50 ms while each createPet arm ran, in its database: samples with one held or awaited): ${seen.join(', ')}. A create that takes one global lock shows in nearly every sample; pg-boss takes advisory locks of its own for its maintenance, so a few samples may show one without it.`);
   out();
   out('## Targets: events and webhooks');
   out();
