@@ -15,7 +15,8 @@ import { forget, remember } from '../test/helpers/cleanup.js';
 export interface BaselineBuild {
   /** The revision as given (`--baseline-build`). */
   rev: string;
-  /** The commit it names, abbreviated, and its subject line. */
+  /** The commit it names, in full and abbreviated, and its subject line. */
+  sha: string;
   commit: string;
   subject: string;
   /** The worktree's root: its dist/src/server.js is the baseline server, its dist/scripts/ its migrate and apikey. */
@@ -45,6 +46,9 @@ const lockfileHash = (root: string) => {
   return existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : 'none';
 };
 
+/** The full hash of the commit `rev` names in this repository, if it names one. */
+export const commitOf = (rev: string): Promise<string | undefined> => git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).catch(() => undefined);
+
 let made = 0;
 
 /**
@@ -52,9 +56,9 @@ let made = 0;
  * both package-lock.json files hash the same, else `npm ci`), then `npm run build` there.
  */
 export async function prepareBaselineBuild(rev: string, log: (msg: string) => void): Promise<BaselineBuild> {
-  const commit = await git(['rev-parse', '--verify', '--quiet', '--short', `${rev}^{commit}`]).catch(() => {
-    throw new Error(`--baseline-build ${rev}: not a commit of this repository`);
-  });
+  const sha = await commitOf(rev);
+  if (!sha) throw new Error(`--baseline-build ${rev}: not a commit of this repository`);
+  const commit = await git(['rev-parse', '--short', sha]);
   const subject = await git(['log', '-1', '--format=%s', commit]);
   const parent = await mkdtemp(path.join(os.tmpdir(), 'as-bench-baseline-'));
   const root = path.join(parent, 'checkout');
@@ -90,7 +94,7 @@ export async function prepareBaselineBuild(rev: string, log: (msg: string) => vo
     await run('npm', ['run', '--silent', 'build'], root);
     const needed = ['dist/src/server.js', 'dist/scripts/migrate.js', 'dist/scripts/apikey.js'].filter((f) => !existsSync(path.join(root, f)));
     if (needed.length) throw new Error(`--baseline-build ${rev}: its build has no ${needed.join(', ')}; the baseline must be a revision with accounts and webhooks (issue 28 or later)`);
-    return { rev, commit, subject, root, modules, remove };
+    return { rev, sha, commit, subject, root, modules, remove };
   } catch (err) {
     await remove();
     throw err;

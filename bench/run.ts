@@ -11,7 +11,7 @@ import { projectRoot } from '../src/paths.js';
 import { parseCommandLine } from '../scripts/lib/cli.js';
 import { runCommand } from '../test/helpers/cleanup.js';
 import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
-import { prepareBaselineBuild } from './baselineBuild.js';
+import { commitOf, prepareBaselineBuild } from './baselineBuild.js';
 import { createBenchDatabase, type BenchDatabase } from './data.js';
 import { measureDeliveries, subscribe, type EventsResult } from './events.js';
 import { median, pairedRounds, type Arm, type Measurement } from './load.js';
@@ -183,7 +183,16 @@ async function main(): Promise<Report> {
     createPet: {
       ceilingLocks,
       locksSeen: locks.seen,
-      ...(baselineBuild && { baseline: { rev: baselineBuild.rev, commit: baselineBuild.commit, subject: baselineBuild.subject, modules: baselineBuild.modules } }),
+      targetBaseline: DEFAULT_BASELINE,
+      ...(baselineBuild && {
+        baseline: {
+          rev: baselineBuild.rev,
+          commit: baselineBuild.commit,
+          subject: baselineBuild.subject,
+          modules: baselineBuild.modules,
+          isTarget: baselineBuild.sha === (await commitOf(DEFAULT_BASELINE)),
+        },
+      }),
     },
     listPlan,
     metrics: await metricsLine(service),
