@@ -29,7 +29,7 @@ export interface Report {
   /** EXPLAIN of listPets limit=20 once the database was analyzed. */
   listPlan: string;
   metrics: string;
-  versions: { node: string; postgres: string };
+  versions: { node: string; postgres: string; autovacuum: string };
   /** The 1-minute load average at the start and at the end: what else the machine was doing. */
   load: [number, number];
   durationSeconds: number;
@@ -91,7 +91,7 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   out(`- **Machine**: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 0)} GiB RAM; Node ${r.versions.node}, PostgreSQL ${r.versions.postgres} (local, TCP). Load generator (autocannon), Postgres and the servers share the cores; 1-minute load average ${fmt(r.load[0])} at the start, ${fmt(r.load[1])} at the end (below 2 is an idle machine).`);
   out(`- **Servers**: the service as built (\`node dist/src/server.js\`, \`NODE_ENV=production\`, \`LOG_LEVEL=info\` with its request lines to /dev/null, metrics on: ${r.metrics}) and the ceiling (\`bench/baselineServer.ts\`: bare Fastify running the same SQL through a plain pg.Pool)${b ? `, and for createPet the baseline build ${b.commit} (\`--baseline-build ${b.rev}\`, "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}": built from a temporary git worktree, node_modules ${b.modules === 'linked' ? 'linked from this checkout (the same package-lock.json)' : 'by its own npm ci'}, run as the service is, on a database of its own seeded the same way but migrated and keyed by its own code)` : ''}, each a process of its own.`);
   out(`- **Rounds**: ${s.rounds} paired rounds of ${s.seconds} s per arm after a ${s.warmupSeconds} s warm-up, ceiling and service one after the other (A B, then B A${b ? "; createPet's three arms ceiling, service, baseline build, then the other way round, so that the service's runs next to both" : ''}); ${s.connections} connections${r.creates ? '' : `; latency at a fixed ${r.rate} req/s (${s.rateShare * 100} % of the slower listPets median) over ${s.latencyConnections} connections`}. A ratio is the median of the per-round ratios (lowest–highest round). Server CPU is the process's user + system time per request, from /proc.`);
-  out(`- **Database**: every table ANALYZEd after seeding and again once the webhook endpoint is subscribed (autovacuum may be off); listPets limit=20 then plans as: \`${r.listPlan}\`.`);
+  out(`- **Database**: every table ANALYZEd after seeding and again once the webhook endpoint is subscribed (autovacuum is ${r.versions.autovacuum} on this server); listPets limit=20 then plans as: \`${r.listPlan}\`.`);
   out();
   const verdict = (p: { ratio?: number; invalid?: string }, ok: (x: number) => boolean, miss: string) => {
     const met = p.ratio !== undefined && ok(p.ratio);

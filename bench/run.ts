@@ -196,7 +196,7 @@ async function main(): Promise<Report> {
     },
     listPlan,
     metrics: await metricsLine(service),
-    versions: { node: process.version, postgres: await postgresVersion() },
+    versions: { node: process.version, ...(await postgresSettings()) },
     load: [loadAtStart, loadAverage()],
     durationSeconds: (Date.now() - started) / 1000,
   };
@@ -210,12 +210,13 @@ async function metricsLine(service: Target): Promise<string> {
   return `GET /metrics → ${res.status}${line ? `: \`${line}\`` : ''}`;
 }
 
-async function postgresVersion(): Promise<string> {
+/** The server's version, and whether autovacuum runs (when it does not, only the benchmark's ANALYZE gives the planner statistics). */
+async function postgresSettings(): Promise<{ postgres: string; autovacuum: string }> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
-  const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+  const { rows } = await client.query<{ version: string; autovacuum: string }>(`SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum`);
   await client.end();
-  return rows[0]!.server_version;
+  return { postgres: rows[0]!.version, autovacuum: rows[0]!.autovacuum };
 }
 
 // What is left on Ctrl-C or a failure (database, servers) is undone by test/helpers/cleanup.ts.
