@@ -3,6 +3,8 @@
  * src/orders/sql.ts: statement text only; pg-boss's own job insert) through a plain pg.Pool of
  * the same size, and nothing else of the service: no authentication, rate limits, validation,
  * logging, metrics or response schema. Orders are those of the API key whose id is ORDER_OWNER.
+ * Its createPet takes whatever lock src/pets/sql.ts's statement takes, and no other: GET
+ * /statements answers the statements it runs, and the report says whether they lock.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
@@ -45,6 +47,9 @@ async function jobInsertStatement(): Promise<string> {
   return statement;
 }
 const JOB_INSERT = await jobInsertStatement();
+
+// What createPet runs, as text, for the benchmark to check (bench/locks.ts: does it take an advisory lock?).
+app.get('/statements', async () => ({ createPet: { 'src/pets/sql.ts CREATE_WITH_EVENT': CREATE_WITH_EVENT, "pg-boss's job insert": JOB_INSERT } }));
 
 // The service's transaction: the pet with its event in one statement, then a delivery job per subscribed endpoint.
 app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets', async (request, reply) => {

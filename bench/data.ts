@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import pg from 'pg';
-import { createKey } from '../test/helpers/apiKeys.js';
+import { CONFIG_VARIABLES } from '../src/config.js';
+import { projectRoot } from '../src/paths.js';
+import { LIST } from '../src/pets/sql.js';
 import { createDatabase, dropDatabase, rememberDatabase } from '../test/helpers/databases.js';
-import { runScript } from '../test/helpers/processes.js';
 
 export interface BenchDatabase {
   env: { DATABASE_URL: string };
@@ -15,21 +17,50 @@ export interface BenchDatabase {
   nextPet(): number;
   /** updatePet's next request: a pet of the account (its id, the path after /pets/), renamed and moved to the other status each time round. */
   nextPatch(): { path: string; body: string };
+  /** ANALYZE of every table (autovacuum may be off): after seeding, and again once the run has set up what it adds (its webhook endpoint). */
+  analyze(): Promise<void>;
+  /** The plan listPets limit=20 gets (EXPLAIN of src/pets/sql.ts LIST), on one line. */
+  listPlan(): Promise<string>;
   drop(): Promise<void>;
+}
+
+/**
+ * Runs a TypeScript script of the checkout at `root` as its npm script does (through tsx, from
+ * that checkout), with the service's settings only as given in `env`, as test/helpers' runScript does.
+ */
+function runIn(root: string, script: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const inherited = Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name));
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env: { ...Object.fromEntries(inherited), ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
+      const code = (err as { code?: unknown } | null)?.code;
+      resolve({ code: !err ? 0 : typeof code === 'number' ? code : 1, stdout, stderr });
+    });
+  });
 }
 
 /**
  * A new database on the server of `adminUrl`, migrated as an operator does it (npm run migrate),
  * with `pets` pets in turn available, pending and sold, `owned` available pets of the
  * benchmark's account for updatePet, then `orderable` available pets for placeOrder to take
- * one each, and `placed` orders of the benchmark's account for listOrders.
+ * one each, and `placed` orders of the benchmark's account for listOrders; then ANALYZEd.
+ * `root`: the checkout whose migrations and `npm run apikey` make the schema and the key (the
+ * baseline build's, for its own database); by default this one.
  */
-export async function createBenchDatabase(adminUrl: string, name: string, { pets, owned, orderable, placed }: Record<'pets' | 'owned' | 'orderable' | 'placed', number>): Promise<BenchDatabase> {
+export async function createBenchDatabase(
+  adminUrl: string,
+  name: string,
+  { pets, owned, orderable, placed }: Record<'pets' | 'owned' | 'orderable' | 'placed', number>,
+  { root = projectRoot }: { root?: string } = {},
+): Promise<BenchDatabase> {
   const env = { DATABASE_URL: await createDatabase(adminUrl, name) };
-  const migrated = await runScript('scripts/migrate.ts', [], env);
-  if (migrated.code !== 0) throw new Error(`npm run migrate exited with ${migrated.code}:\n${migrated.stderr}`);
+  const migrated = await runIn(root, 'scripts/migrate.ts', [], env);
+  if (migrated.code !== 0) throw new Error(`npm run migrate (in ${root}) exited with ${migrated.code}:\n${migrated.stderr}`);
   const maxOpenOrders = placed + orderable;
-  const key = await createKey(env, { plan: 'enterprise', name: 'bench', perMinute: 100_000_000, perDay: 999_999_999, maxOpenOrders });
+  // An enterprise key whose limits no run reaches (npm run apikey -- create).
+  const keyArgs = ['create', '--plan', 'enterprise', '--name', 'bench', '--per-minute', '100000000', '--per-day', '999999999', '--open-orders', String(maxOpenOrders)];
+  const created = await runIn(root, 'scripts/apikey.ts', keyArgs, env);
+  if (created.code !== 0) throw new Error(`npm run apikey -- ${keyArgs.join(' ')} (in ${root}) exited with ${created.code}:\n${created.stderr}`);
+  const key = created.stdout.trim().split('\n').at(-1)!;
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 1 });
   const drop = async () => {
     await pool.end().catch(() => {});
@@ -59,7 +90,10 @@ export async function createBenchDatabase(adminUrl: string, name: string, { pets
      INSERT INTO orders (pet_id, account_id) SELECT id, $1 FROM pending`,
     [owner, first, placed],
   );
-  await pool.query('ANALYZE pets; ANALYZE orders');
+  // Every table, not only those seeded: with autovacuum off nothing else would ever gather
+  // statistics (events, event_recipients, webhook_endpoints, api_keys, pg-boss's tables…).
+  const analyze = async () => void (await pool.query('ANALYZE'));
+  await analyze();
   let next = first + placed;
   const last = first + orderable - 1;
   let patches = 0;
@@ -77,6 +111,11 @@ export async function createBenchDatabase(adminUrl: string, name: string, { pets
       const round = Math.floor(patches / owned);
       const path = String(firstOwned + (patches++ % owned));
       return { path, body: JSON.stringify({ name: `Renamed ${round}`, status: round % 2 ? 'available' : 'sold' }) };
+    },
+    analyze,
+    listPlan: async () => {
+      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${LIST}`, [0, 21]);
+      return rows.map((r) => r['QUERY PLAN'].trim().replace(/^->\s*/, '')).join(' → ');
     },
     drop,
   };

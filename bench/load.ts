@@ -94,18 +94,28 @@ export function median(values: number[]): number {
 /**
  * Warms every arm up, then runs them `count` times, forwards one round and backwards the next
  * (A B C D, then D C B A), so that the two arms of a pair, listed next to each other, always
- * run one after the other and the machine's drift falls on both. Each arm's measurements in order.
+ * run one after the other and the machine's drift falls on both (with three in a row, A B C then
+ * C B A, the middle one is next to both others every round). Each arm's measurements in order.
  */
 export async function pairedRounds(
   arms: Arm[],
   count: number,
-  opts: { seconds: number; warmupSeconds: number; connections: number; rate?: number; onMeasured: (round: number, arm: Arm, m: Measurement) => void },
+  opts: {
+    seconds: number;
+    warmupSeconds: number;
+    connections: number;
+    rate?: number;
+    onMeasured: (round: number, arm: Arm, m: Measurement) => void;
+    /** Runs each round's measurement (not the warm-up): to watch the database meanwhile (locks.ts). */
+    around?: (arm: Arm, run: () => Promise<Measurement>) => Promise<Measurement>;
+  },
 ): Promise<Map<string, Measurement[]>> {
   const results = new Map<string, Measurement[]>(arms.map((a) => [a.name, []]));
+  const around = opts.around ?? ((_arm, run) => run());
   for (const arm of arms) await measure(arm, { seconds: opts.warmupSeconds, connections: opts.connections });
   for (let r = 0; r < count; r++) {
     for (const arm of r % 2 === 0 ? arms : [...arms].reverse()) {
-      const m = await measure(arm, { seconds: opts.seconds, connections: opts.connections, rate: opts.rate });
+      const m = await around(arm, () => measure(arm, { seconds: opts.seconds, connections: opts.connections, rate: opts.rate }));
       results.get(arm.name)!.push(m);
       opts.onMeasured(r, arm, m);
     }

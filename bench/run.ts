@@ -11,34 +11,48 @@ import { projectRoot } from '../src/paths.js';
 import { parseCommandLine } from '../scripts/lib/cli.js';
 import { runCommand } from '../test/helpers/cleanup.js';
 import { LOCAL_POSTGRES_URL } from '../test/helpers/probes.js';
-import { createBenchDatabase } from './data.js';
+import { commitOf, prepareBaselineBuild } from './baselineBuild.js';
+import { createBenchDatabase, type BenchDatabase } from './data.js';
 import { measureDeliveries, subscribe, type EventsResult } from './events.js';
 import { median, pairedRounds, type Arm, type Measurement } from './load.js';
+import { advisoryLocksIn, watchAdvisoryLocks, type Statements } from './locks.js';
 import { startReceiver } from './receiver.js';
 import { renderReport, type Report } from './report.js';
 import { build, startTarget, type Target } from './targets.js';
 
-const USAGE = `Usage: npm run bench [-- --quick | --creates]
-       npm run bench:creates [-- --quick]   (the same as --creates)
+/** The baseline build of the full run: main before issue 35, whose every createPet took the one id-order lock. */
+const DEFAULT_BASELINE = '1a5772a';
+
+const USAGE = `Usage: npm run bench [-- --quick | --creates] [--baseline-build <git-rev>]
+       npm run bench:creates [-- --quick] [--baseline-build <git-rev>]   (the same as --creates)
 
 Measures the service as built (npm run build) against its ceiling, bare Fastify running the
 same SQL through a plain pg.Pool, in paired rounds at 32 connections, then latency at a fixed
 rate, then webhook deliveries (per second, and commit-to-receipt at 300 creates/s); rewrites
-BENCHMARKS.md and exits 1 when a target is missed. About 9 minutes.
-  --quick    two rounds of 1 s (under a minute): prints the report, writes nothing,
+BENCHMARKS.md and exits 1 when a target is missed. About 10 minutes.
+createPet also runs against a baseline build, an earlier revision of the service built from a
+temporary git worktree, in the same rounds (service / baseline build: issue 35's target); the
+report says whether the ceiling's createPet statements take an advisory lock.
+  --quick    two rounds of 1 s (about a minute): prints the report, writes nothing,
              exits 1 only when an arm is invalid (wrong statuses, errors)
   --creates  only createPet (with its event and delivery job) and placeOrder against their
              ceilings: the writes per second the database allows; prints the report
-Needs Postgres (BENCH_DATABASE_URL, else DATABASE_URL, else 127.0.0.1:5432). Its database and
-servers are removed at the end, on failure and on Ctrl-C.`;
+  --baseline-build <git-rev>
+             the revision to build and run as the baseline (git worktree add --detach, npm ci
+             unless its package-lock.json is this checkout's, npm run build; removed at the end).
+             The full run builds ${DEFAULT_BASELINE} (main before issue 35) unless given another;
+             --quick and --creates run a baseline only when this is given.
+Needs Postgres (BENCH_DATABASE_URL, else DATABASE_URL, else 127.0.0.1:5432). Its databases,
+servers and worktree are removed at the end, on failure and on Ctrl-C.`;
 
-const { values: args } = parseCommandLine(USAGE, { options: { quick: { type: 'boolean' }, creates: { type: 'boolean' } } });
+const { values: args } = parseCommandLine(USAGE, { options: { quick: { type: 'boolean' }, creates: { type: 'boolean' }, 'baseline-build': { type: 'string' } } });
 const quick = args.quick === true;
 const creates = args.creates === true;
+const baselineRev = args['baseline-build'] ?? (quick || creates ? undefined : DEFAULT_BASELINE);
 const settings = quick
   ? { rounds: 2, seconds: 1, warmupSeconds: 0.5, connections: 32, latencyConnections: 10, rateShare: 0.6, eventSeconds: 3, drainSeconds: 10 }
   : { rounds: 5, seconds: 5, warmupSeconds: 2, connections: 32, latencyConnections: 10, rateShare: 0.6, eventSeconds: 20, drainSeconds: 30 };
-/** createPet's fixed rate while its events are delivered (issue 28's target: p99 commit-to-receipt ≤ 2 s). */
+/** createPet's fixed rate while its events are delivered (issue 35's target: p99 commit-to-receipt ≤ 250 ms). */
 const CREATES_PER_SECOND = 300;
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
@@ -54,9 +68,20 @@ async function main(): Promise<Report> {
   const loadAtStart = loadAverage();
   log(`Building (npm run build, and the ceiling)…`);
   build();
+  const baselineBuild = baselineRev === undefined ? undefined : await prepareBaselineBuild(baselineRev, log);
+  if (baselineBuild) cleanups.push(baselineBuild.remove);
+  const sizes = { pets: 10_000, owned: 1_000, orderable: 200_000, placed: 1_000 };
   log('Preparing the database…');
-  const db = await createBenchDatabase(adminUrl, `as_bench_${process.pid}`, { pets: 10_000, owned: 1_000, orderable: 200_000, placed: 1_000 });
+  const db = await createBenchDatabase(adminUrl, `as_bench_${process.pid}`, sizes);
   cleanups.push(db.drop);
+  // The baseline build gets a database of its own, seeded the same way but migrated and keyed by
+  // its own code: this checkout's migrations may change what its statements read and write.
+  let baselineDb: BenchDatabase | undefined;
+  if (baselineBuild) {
+    log('Preparing the baseline build\'s database…');
+    baselineDb = await createBenchDatabase(adminUrl, `as_bench_${process.pid}_baseline`, sizes, { root: baselineBuild.root });
+    cleanups.push(baselineDb.drop);
+  }
   const start = async (name: string, entry: string, env: Record<string, string>, ready: string) => {
     const t = await startTarget(name, entry, env, ready);
     cleanups.push(t.stop);
@@ -71,6 +96,20 @@ async function main(): Promise<Report> {
   // Every createPet of both servers then writes its event and queues one delivery.
   await subscribe(service.baseUrl, db.key, receiver.url);
   const ceiling = await start('ceiling', 'dist/bench/baselineServer.js', { ...db.env, ORDER_OWNER: String(db.owner), OPEN_ORDERS_ENTERPRISE: String(db.maxOpenOrders) }, '/pets/1');
+  // The baseline build as the service runs (its workers off too), its account subscribed the same way.
+  const baseline = baselineBuild && baselineDb
+    ? await start('baseline', path.join(baselineBuild.root, 'dist/src/server.js'), { ...shipped, ...baselineDb.env, WEBHOOK_CONCURRENCY: '0' }, '/readyz')
+    : undefined;
+  if (baseline && baselineDb) await subscribe(baseline.baseUrl, baselineDb.key, receiver.url);
+  // Statistics of every table as the rounds find them (autovacuum may be off): with the endpoint subscribed.
+  await db.analyze();
+  await baselineDb?.analyze();
+  const listPlan = await db.listPlan();
+  log(`listPets limit=20 plans as: ${listPlan}`);
+  // What the ceiling's createPet runs (src/pets/sql.ts's statement, as the service's repository runs it): does it lock?
+  const statements = (await (await fetch(`${ceiling.baseUrl}/statements`)).json()) as Statements;
+  const ceilingLocks = advisoryLocksIn(statements.createPet);
+  log(`The ceiling's createPet statements take ${ceilingLocks.length ? ceilingLocks.join(', ') : 'no advisory lock'}`);
 
   const json = { 'content-type': 'application/json' };
   const auth = { authorization: `Bearer ${db.key}` };
@@ -97,12 +136,21 @@ async function main(): Promise<Report> {
     if (!etag) throw new Error(`${op} answered without an ETag`);
     return { name: `service ${op} 304`, url: `${service.baseUrl}/v1${path}`, pid: service.pid, headers: { ...auth, 'if-none-match': etag }, expect: 304 };
   };
-  const chosen = creates ? [...pairs.createPet, ...pairs.placeOrder] : [
+  // Right after the service's createPet: in every round, forwards or backwards, the service's runs next to both others.
+  const baselineCreates: Arm[] = baseline && baselineDb
+    ? [{ name: 'baseline createPet', url: `${baseline.baseUrl}/v1/pets`, pid: baseline.pid, ...post({ body: newPet }), headers: { ...json, authorization: `Bearer ${baselineDb.key}` } }]
+    : [];
+  const chosen = creates ? [...pairs.createPet, ...baselineCreates, ...pairs.placeOrder] : [
     ...pairs.listPets, await notModified('listPets limit=20', '/pets?limit=20'), ...pairs.listPetsByCategory, ...pairs.getPet,
-    await notModified('getPet', '/pets/1'), ...pairs.createPet, ...pairs.updatePet, ...pairs.placeOrder, ...pairs.listOrders,
+    await notModified('getPet', '/pets/1'), ...pairs.createPet, ...baselineCreates, ...pairs.updatePet, ...pairs.placeOrder, ...pairs.listOrders,
   ];
+  // pg_locks while each createPet arm runs: an advisory lock held or awaited in its database.
+  const dbName = (url: string) => new URL(url).pathname.slice(1);
+  const watched = new Map([...pairs.createPet, ...baselineCreates].map((arm) => [arm.name, dbName(arm === baselineCreates[0] ? baselineDb!.env.DATABASE_URL : db.env.DATABASE_URL)]));
+  const locks = await watchAdvisoryLocks(adminUrl, watched);
+  cleanups.push(locks.close);
   log(`Throughput and CPU: ${settings.rounds} paired rounds of ${settings.seconds} s per arm at ${settings.connections} connections…`);
-  const throughput = await pairedRounds(chosen, settings.rounds, { ...settings, onMeasured });
+  const throughput = await pairedRounds(chosen, settings.rounds, { ...settings, onMeasured, around: locks.around });
 
   let latency = new Map<string, Measurement[]>();
   let rate = 0;
@@ -132,8 +180,23 @@ async function main(): Promise<Report> {
     throughput,
     latency,
     events,
+    createPet: {
+      ceilingLocks,
+      locksSeen: locks.seen,
+      targetBaseline: DEFAULT_BASELINE,
+      ...(baselineBuild && {
+        baseline: {
+          rev: baselineBuild.rev,
+          commit: baselineBuild.commit,
+          subject: baselineBuild.subject,
+          modules: baselineBuild.modules,
+          isTarget: baselineBuild.sha === (await commitOf(DEFAULT_BASELINE)),
+        },
+      }),
+    },
+    listPlan,
     metrics: await metricsLine(service),
-    versions: { node: process.version, postgres: await postgresVersion() },
+    versions: { node: process.version, ...(await postgresSettings()) },
     load: [loadAtStart, loadAverage()],
     durationSeconds: (Date.now() - started) / 1000,
   };
@@ -147,12 +210,13 @@ async function metricsLine(service: Target): Promise<string> {
   return `GET /metrics → ${res.status}${line ? `: \`${line}\`` : ''}`;
 }
 
-async function postgresVersion(): Promise<string> {
+/** The server's version, and whether autovacuum runs (when it does not, only the benchmark's ANALYZE gives the planner statistics). */
+async function postgresSettings(): Promise<{ postgres: string; autovacuum: string }> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
-  const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+  const { rows } = await client.query<{ version: string; autovacuum: string }>(`SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum`);
   await client.end();
-  return rows[0]!.server_version;
+  return { postgres: rows[0]!.version, autovacuum: rows[0]!.autovacuum };
 }
 
 // What is left on Ctrl-C or a failure (database, servers) is undone by test/helpers/cleanup.ts.
