@@ -1249,7 +1249,7 @@ export interface components {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown. |
+         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown; or a string anywhere in the body (value or property name, in every operation) holds U+0000 (NUL), which no field accepts. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
          *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, or its host resolves to an address the service does not send to. |
