@@ -113,7 +113,9 @@ export interface paths {
          *     merge patch (RFC 7396): send only what changes; `application/json` is
          *     accepted as the same. `null`, `id` and unknown properties are
          *     refused with `400 validation_failed` naming the field, and nothing
-         *     changes. An empty patch changes nothing and answers `200`.
+         *     changes. A patch that changes nothing (`{}`, or only values the animal
+         *     already has) writes nothing: `200` with the animal and its unchanged
+         *     `ETag`, and no `pet.updated` event, so no webhook is sent for it.
          *
          *     Only the account that created the animal may change it; any other
          *     account gets `403 forbidden` (animals added before accounts existed
