@@ -1282,7 +1282,7 @@ export interface components {
          *     | `redelivery_in_progress` | 409 | Every endpoint subscribed to the event still has an open redelivery series of it. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
-         *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
+         *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used for this operation with another path or a different body; the message says which. |
          *     | `rate_limited` | 429 | A per-minute or per-day quota is used up. |
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
          *     | `redelivery_budget_exhausted` | 429 | The account has started 100 redelivery series in the last hour; retry after `Retry-After`. |
@@ -1436,7 +1436,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+        /** @description The `Idempotency-Key` was already used for this operation with another path or a different body (`idempotency_key_reused`); the message says which. */
         IdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1855,7 +1855,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+        /** @description The `Idempotency-Key` was already used for this operation with another path or a different body (`idempotency_key_reused`); the message says which. */
         ExperimentalIdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2366,7 +2366,15 @@ export interface components {
         /**
          * @description A unique value chosen by the client (a UUID, for example) that makes
          *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-         *     1 to 255 visible ASCII characters.
+         *     1 to 255 visible ASCII characters. A key belongs to the account and
+         *     the operation: the same key sent to another operation is another
+         *     request. Sent again to the same operation with another path (another
+         *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+         *     message says which differs: "used with a different request body",
+         *     "used for another path (petId 3, not petId 4)", or both. A key saved
+         *     before the path was recorded (by an earlier version of the service,
+         *     within the last 24 hours) may say "another path or a different
+         *     request body".
          */
         IdempotencyKey: string;
         /** @description Return only orders with this status. */
@@ -2547,7 +2555,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2838,7 +2854,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2891,7 +2915,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2996,7 +3028,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
