@@ -1585,7 +1585,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request (headers and body) did not arrive within the server's deadline (`request_timeout`). The connection is closed. */
+        /** @description The request (headers and body) did not arrive within the server's deadline (`request_timeout`). The connection is closed. When the headers had arrived and the body was late, the request was counted and the answer carries the rate-limit fields; when the headers were late it carries none (see `X-RateLimit-Limit`). */
         RequestTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1602,7 +1602,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request headers are too large (`headers_too_large`). The connection is closed. */
+        /** @description The request headers are too large (`headers_too_large`). The connection is closed. No caller is known, so no rate-limit fields (see `X-RateLimit-Limit`). */
         HeadersTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2455,6 +2455,25 @@ export interface components {
         /**
          * @description The request quota of the window the caller is closest to exhausting
          *     (per minute or per day).
+         *
+         *     **Where the rate-limit fields are.** `X-RateLimit-Limit`,
+         *     `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and
+         *     `RateLimit` are on every answer to a request under `/v1` whose caller
+         *     the service can know: the key's account, or without a valid key the
+         *     anonymous quota of the client address. That includes answers to no
+         *     operation: `404`, `405`, a URL that cannot be decoded, a missing or
+         *     doubled `Host` (`400`), an `Expect` other than `100-continue` (`417`),
+         *     a body over the limit (`413`) and a body that does not arrive in time
+         *     (`408`); each is counted once against the caller. A CORS preflight
+         *     carries the anonymous quota of its address as it stands and is not
+         *     counted (a browser sends one per URL, without credentials).
+         *
+         *     They are absent where no caller is known, because the answer is made
+         *     before the request is read as HTTP: headers too large (`431`), a
+         *     request line or header that is not valid HTTP (`400`), headers that do
+         *     not arrive in time (`408`), and `CONNECT` (`501`, which names no
+         *     path). Outside `/v1` (`/docs`, `/openapi.json`, `/healthz`, `/readyz`)
+         *     nothing is counted and they are absent too.
          */
         "X-RateLimit-Limit": number;
         /** @description Requests left in that window. */
