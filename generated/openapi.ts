@@ -115,7 +115,9 @@ export interface paths {
          *     merge patch (RFC 7396): send only what changes; `application/json` is
          *     accepted as the same. `null`, `id` and unknown properties are
          *     refused with `400 validation_failed` naming the field, and nothing
-         *     changes. An empty patch changes nothing and answers `200`.
+         *     changes. A patch that changes nothing (`{}`, or only values the animal
+         *     already has) writes nothing: `200` with the animal and its unchanged
+         *     `ETag`, and no `pet.updated` event, so no webhook is sent for it.
          *
          *     Only the account that created the animal may change it; any other
          *     account gets `403 forbidden` (animals added before accounts existed
@@ -376,10 +378,20 @@ export interface paths {
          *     Revokes a key of your account, the calling key included: within 5
          *     seconds it answers `401` on every instance of the service. The key
          *     stays in `listApiKeys` with its `revokedAt`; revoking it again changes
-         *     nothing and answers `204` again. Revoking the account's last live key
-         *     (neither revoked nor expired) is `409 last_key`: the account would be
-         *     locked out, so create or roll another key first. Another account's key
-         *     is `404 api_key_not_found`, as one that does not exist.
+         *     nothing and answers `204` again. Another account's key is
+         *     `404 api_key_not_found`, as one that does not exist.
+         *
+         *     **The last-key rule**: revoking a usable key (neither revoked nor
+         *     expired) is `409 last_key` unless another key of the account is
+         *     neither revoked nor due to expire (it has no `expiresAt`). A key with
+         *     an `expiresAt`, even a year away, does not count: the account would be
+         *     locked out once it passes, as after rolling a key with a short overlap
+         *     and revoking the new one. So an account managed over HTTP always keeps
+         *     a key without an end; create one (no `expiresAt`) or roll the key
+         *     first. Keys with an `expiresAt` can be revoked while such a key
+         *     remains, and revoking an expired key is always `204`. Revokes, rolls
+         *     and creates of one account's keys happen one at a time, so of two
+         *     revokes at once that would together break the rule, one is `409`.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -1250,7 +1262,7 @@ export interface components {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown. |
+         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown; or a string anywhere in the body (value or property name, in every operation) holds U+0000 (NUL), which no field accepts. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
          *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, contains a user name or password, or its host is or resolves to an address the service does not send to (not public unicast). |
@@ -1274,14 +1286,14 @@ export interface components {
          *     | `pet_status_held_by_order` | 409 | The animal's status belongs to its placed or completed order. |
          *     | `pet_has_open_order` | 409 | The animal has a placed order and cannot be removed. |
          *     | `too_many_open_orders` | 409 | The account already holds its plan's number of placed orders. |
-         *     | `last_key` | 409 | Revoking this key would leave the account without a live key. |
+         *     | `last_key` | 409 | Revoking this key would leave the account no unrevoked key without an `expiresAt`: none that stays usable. |
          *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
          *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
          *     | `too_many_webhook_endpoints` | 409 | The account already has 16 webhook endpoints. |
          *     | `redelivery_in_progress` | 409 | Every endpoint subscribed to the event still has an open redelivery series of it. |
          *     | `payload_too_large` | 413 | The body is larger than 64 KiB. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json` in UTF-8. |
-         *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used with a different body. |
+         *     | `idempotency_key_reused` | 422 | The `Idempotency-Key` was used for this operation with another path or a different body; the message says which. |
          *     | `rate_limited` | 429 | A per-minute or per-day quota is used up. |
          *     | `temporarily_banned` | 429 | Too many requests after being refused; banned until `Retry-After`. |
          *     | `redelivery_budget_exhausted` | 429 | The account has started 100 redelivery series in the last hour; retry after `Retry-After`. |
@@ -1435,7 +1447,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+        /** @description The `Idempotency-Key` was already used for this operation with another path or a different body (`idempotency_key_reused`); the message says which. */
         IdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1584,7 +1596,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request (headers and body) did not arrive within the server's deadline (`request_timeout`). The connection is closed. */
+        /** @description The request (headers and body) did not arrive within the server's deadline (`request_timeout`). The connection is closed. When the headers had arrived and the body was late, the request was counted and the answer carries the rate-limit fields; when the headers were late it carries none (see `X-RateLimit-Limit`). */
         RequestTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1601,7 +1613,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request headers are too large (`headers_too_large`). The connection is closed. */
+        /** @description The request headers are too large (`headers_too_large`). The connection is closed. No caller is known, so no rate-limit fields (see `X-RateLimit-Limit`). */
         HeadersTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1854,7 +1866,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+        /** @description The `Idempotency-Key` was already used for this operation with another path or a different body (`idempotency_key_reused`); the message says which. */
         ExperimentalIdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2120,8 +2132,8 @@ export interface components {
             };
         };
         /**
-         * @description The keys of the account do not allow it: revoking the last live key
-         *     (`last_key`), creating a key beyond 100 live ones
+         * @description The keys of the account do not allow it: revoking a key when no other
+         *     key of the account is unrevoked and without an `expiresAt` (`last_key`), creating a key beyond 100 live ones
          *     (`too_many_api_keys`), or rolling a key that is revoked or expired
          *     (`api_key_inactive`). Nothing changed.
          */
@@ -2140,7 +2152,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "last_key",
-                 *       "message": "API key 3 is the account's last live key; create or roll another first.",
+                 *       "message": "API key 3 is the account's last key that does not expire; create one without expiresAt, or roll this one, first.",
                  *       "status": 409
                  *     }
                  */
@@ -2370,7 +2382,15 @@ export interface components {
         /**
          * @description A unique value chosen by the client (a UUID, for example) that makes
          *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-         *     1 to 255 visible ASCII characters.
+         *     1 to 255 visible ASCII characters. A key belongs to the account and
+         *     the operation: the same key sent to another operation is another
+         *     request. Sent again to the same operation with another path (another
+         *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+         *     message says which differs: "used with a different request body",
+         *     "used for another path (petId 3, not petId 4)", or both. A key saved
+         *     before the path was recorded (by an earlier version of the service,
+         *     within the last 24 hours) may say "another path or a different
+         *     request body".
          */
         IdempotencyKey: string;
         /** @description Return only orders with this status. */
@@ -2455,6 +2475,25 @@ export interface components {
         /**
          * @description The request quota of the window the caller is closest to exhausting
          *     (per minute or per day).
+         *
+         *     **Where the rate-limit fields are.** `X-RateLimit-Limit`,
+         *     `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and
+         *     `RateLimit` are on every answer to a request under `/v1` whose caller
+         *     the service can know: the key's account, or without a valid key the
+         *     anonymous quota of the client address. That includes answers to no
+         *     operation: `404`, `405`, a URL that cannot be decoded, a missing or
+         *     doubled `Host` (`400`), an `Expect` other than `100-continue` (`417`),
+         *     a body over the limit (`413`) and a body that does not arrive in time
+         *     (`408`); each is counted once against the caller. A CORS preflight
+         *     carries the anonymous quota of its address as it stands and is not
+         *     counted (a browser sends one per URL, without credentials).
+         *
+         *     They are absent where no caller is known, because the answer is made
+         *     before the request is read as HTTP: headers too large (`431`), a
+         *     request line or header that is not valid HTTP (`400`), headers that do
+         *     not arrive in time (`408`), and `CONNECT` (`501`, which names no
+         *     path). Outside `/v1` (`/docs`, `/openapi.json`, `/healthz`, `/readyz`)
+         *     nothing is counted and they are absent too.
          */
         "X-RateLimit-Limit": number;
         /** @description Requests left in that window. */
@@ -2559,7 +2598,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2850,7 +2897,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2903,7 +2958,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3008,7 +3071,15 @@ export interface operations {
                 /**
                  * @description A unique value chosen by the client (a UUID, for example) that makes
                  *     the request safe to retry (draft-ietf-httpapi-idempotency-key-header).
-                 *     1 to 255 visible ASCII characters.
+                 *     1 to 255 visible ASCII characters. A key belongs to the account and
+                 *     the operation: the same key sent to another operation is another
+                 *     request. Sent again to the same operation with another path (another
+                 *     `petId`) or another body, it is `422 idempotency_key_reused`, and the
+                 *     message says which differs: "used with a different request body",
+                 *     "used for another path (petId 3, not petId 4)", or both. A key saved
+                 *     before the path was recorded (by an earlier version of the service,
+                 *     within the last 24 hours) may say "another path or a different
+                 *     request body".
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

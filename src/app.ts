@@ -66,7 +66,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
 
   await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin, { clock });
-  await app.register(arrivalPlugin);
+  await app.register(arrivalPlugin, { basePath });
   await app.register(shutdownPlugin);
   await app.register(protocolAnswersPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });

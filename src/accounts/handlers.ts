@@ -17,7 +17,7 @@ function refused(err: unknown, keyId: number): never {
     case 'api_key_inactive':
       throw errors.api_key_inactive(`API key ${keyId} is revoked or expired; roll a live key, or create one.`);
     case 'last_key':
-      throw errors.last_key(`API key ${keyId} is the account's last live key; create or roll another first.`);
+      throw errors.last_key(`API key ${keyId} is the account's last key that does not expire; create one without expiresAt, or roll this one, first.`);
     case 'too_many_api_keys':
       throw errors.too_many_api_keys('The account already has 100 live API keys; revoke one first.');
   }

@@ -39,3 +39,19 @@ export function routerErrors(basePath: string, handleError: (err: Error, request
     apiGate(request.server)(request, reply, (refused) => handleError(refused ?? err, request, reply));
   };
 }
+
+/**
+ * A request refused on arrival (http/arrival.ts: no Host, two, an Expect it cannot meet) under
+ * the API's base path: identified and counted once, as the gate would have (it does not run
+ * after a refusal), and never authorized, since the refusal is about HTTP, not the caller's
+ * rights; so the answer carries the caller's rate-limit fields. Then the refusal, unless the
+ * quota refuses first, as for router errors.
+ */
+export function countRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Error, done: HookHandlerDoneFunction): void {
+  const app = request.server;
+  reply.header('cache-control', 'no-store');
+  const counted = (limited?: Error) => done(limited ?? refusal);
+  const identifying = app.identifyCaller(request);
+  if (identifying === undefined) return app.countRequest(request, reply, counted);
+  identifying.then(() => app.countRequest(request, reply, counted), done);
+}

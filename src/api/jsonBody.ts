@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { errors } from '../errors/apiError.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH } from '../limits.js';
+import { firstBadString } from './bodyStrings.js';
 import { jsonTextShape } from './jsonText.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -39,17 +40,11 @@ export function registerJsonBody(app: FastifyInstance): void {
     } catch (err) {
       throw errors.invalid_json(`Body is not valid JSON: ${(err as Error).message}`);
     }
-    if (!allStringsWellFormed(body)) throw errors.invalid_json('Body contains a string with an unpaired UTF-16 surrogate.');
+    const bad = firstBadString(body);
+    // Unpaired surrogates cannot be stored as UTF-8: refused rather than stored as U+FFFD.
+    if (bad?.problem === 'surrogate') throw errors.invalid_json('Body contains a string with an unpaired UTF-16 surrogate.');
+    // Postgres text cannot hold U+0000: refused here for every field, named as ajv names one.
+    if (bad) throw errors.validation_failed(`body${bad.at}${bad.key ? ' has a property name that contains' : ' must not contain'} U+0000 (NUL)`);
     return body;
   });
-}
-
-/** Unpaired surrogates cannot be stored as UTF-8; reject them rather than store U+FFFD. */
-function allStringsWellFormed(value: unknown): boolean {
-  if (typeof value === 'string') return value.isWellFormed();
-  if (Array.isArray(value)) return value.every(allStringsWellFormed);
-  if (value !== null && typeof value === 'object') {
-    return Object.entries(value).every(([k, v]) => k.isWellFormed() && allStringsWellFormed(v));
-  }
-  return true;
 }

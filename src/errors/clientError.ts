@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { isLingering } from '../http/lingeringClose.js';
+import { limitsOfIncomplete } from '../ratelimit/inFlight.js';
 import { errors } from './apiError.js';
 import { writeErrorToSocket } from './render.js';
 
@@ -16,5 +17,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? errors.request_timeout('The request took too long to arrive.')
         : errors.bad_request('The request is not valid HTTP.');
-  writeErrorToSocket(socket, error);
+  // A body that did not arrive in time belongs to a request already counted: its fields are known.
+  // Headers too large, too slow or not HTTP: nothing was read, so no caller, and none.
+  writeErrorToSocket(socket, error, err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? limitsOfIncomplete(socket) : undefined);
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { closeOrLinger, endLingering } from '../http/lingeringClose.js';
@@ -33,20 +32,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Api
   return reply.code(statusCode).headers(headers).send(body);
 }
 
-/** Writes an error straight to a socket Node's HTTP parser gave up on, then closes it (lingering, bounded). */
-export function writeErrorToSocket(socket: Duplex, err: ApiError): void {
+/** Writes an error straight to a socket Node's HTTP parser gave up on, then closes it (lingering, bounded); `extra`: the rate-limit fields, when known. */
+export function writeErrorToSocket(socket: Duplex, err: ApiError, extra: Record<string, string> = {}): void {
   const { statusCode, headers, body } = errorResponse(err, randomUUID());
   const payload = JSON.stringify(body);
-  const lines = Object.entries({ ...headers, connection: 'close', 'content-length': String(Buffer.byteLength(payload)) })
+  const lines = Object.entries({ ...headers, ...extra, connection: 'close', 'content-length': String(Buffer.byteLength(payload)) })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   endLingering(socket, `HTTP/1.1 ${statusCode} ${err.message}\r\n${lines}\r\n${payload}`);
-}
-
-/** Writes an error as the answer to a request Node handles before Fastify sees it (an unmet Expect). */
-export function writeErrorToResponse(res: ServerResponse, err: ApiError): void {
-  const { statusCode, headers, body } = errorResponse(err, randomUUID());
-  const payload = JSON.stringify(body);
-  res.writeHead(statusCode, { ...headers, 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
 }

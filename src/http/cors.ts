@@ -28,7 +28,8 @@ export interface CorsOptions {
 /**
  * CORS for browser apps on the listed origins (CORS_ORIGINS); off when the list is empty.
  * Registered at the root, so a preflight is answered before the API's gate: never
- * authenticated, never counted. Only the document's paths take part: elsewhere (docs, probes,
+ * authenticated, never counted (a page sends one per URL it calls, which would use up its
+ * address's anonymous quota), yet with the rate-limit fields of that quota as they stand. Only the document's paths take part: elsewhere (docs, probes,
  * unknown paths) there is no CORS and no preflight, and an OPTIONS that is not a preflight
  * reaches the API like any request (405 with Allow). Bearer keys, not cookies: no credentials mode.
  */
@@ -47,11 +48,17 @@ export default fp(
     const off: FastifyCorsOptions = { origin: false };
     const isPreflight = (request: FastifyRequest) =>
       request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+    const isApi = (request: FastifyRequest) => request.routeOptions.url !== undefined && routes.has(request.routeOptions.url);
+    // Before the cors plugin's own hook, which answers the preflight; without a promise for other requests.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (request.method !== 'OPTIONS' || !isPreflight(request) || !isApi(request)) return done();
+      const shown = request.server.showLimits(request, reply);
+      if (shown) shown.then(() => done(), done);
+      else done();
+    });
     await app.register(cors, {
       delegator: (request, callback) => {
-        const route = request.routeOptions.url;
-        const api = route !== undefined && routes.has(route);
-        callback(null, api && (request.method !== 'OPTIONS' || isPreflight(request)) ? on : off);
+        callback(null, isApi(request) && (request.method !== 'OPTIONS' || isPreflight(request)) ? on : off);
       },
     });
   },

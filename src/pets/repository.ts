@@ -24,16 +24,19 @@ export const FIRST_VERSION = 1;
 
 // A literal of the Pet's fields rather than a rest copy: on getPet's path, and a fixed shape is cheaper to build and serialize.
 const versioned = ({ id, name, categoryId, status, version }: Pet & { version: number }): VersionedPet => ({ pet: { id, name, categoryId, status }, version });
+/** Whether every field of a merge patch already has its value in the pet. */
+const changesNothing = (pet: Pet, patch: PetPatch) =>
+  (patch.name === undefined || patch.name === pet.name) && (patch.categoryId === undefined || patch.categoryId === pet.categoryId) && (patch.status === undefined || patch.status === pet.status);
 export const petNotFound = (id: number) => errors.pet_not_found(`Pet ${id} not found.`);
 
 /** All SQL about pets; every change writes its event (`events`) in its own transaction. */
 export function petsRepository(pool: pg.Pool, events: EventRecorder) {
   /**
    * Locks a live pet for a change by `accountId` and checks, in this order, that it exists (404),
-   * that the account created it (403) and that `If-Match` holds (412); its status and version.
+   * that the account created it (403) and that `If-Match` holds (412); its fields and version.
    */
   async function lockForChange(db: pg.PoolClient, id: number, accountId: number, ifMatch: string | undefined) {
-    const pet = (await db.query<{ version: number; status: PetStatus; createdBy: number | null }>(LOCK, [id])).rows[0];
+    const pet = (await db.query<Pet & { version: number; createdBy: number | null }>(LOCK, [id])).rows[0];
     if (!pet) throw petNotFound(id);
     if (pet.createdBy !== accountId) {
       throw errors.forbidden(pet.createdBy === null ? `Pet ${id} was added before accounts existed; no account may change it.` : `Pet ${id} was created by another account; only its creator may change it.`);
@@ -80,6 +83,9 @@ export function petsRepository(pool: pg.Pool, events: EventRecorder) {
     async update(id: number, patch: PetPatch, accountId: number, ifMatch: string | undefined, db: Db = pool): Promise<VersionedPet> {
       return inTransaction(db, async (client) => {
         const current = await lockForChange(client, id, accountId, ifMatch);
+        // Compared under the lock: a patch that changes nothing (`{}`, or the values the pet has)
+        // writes nothing, so no new version, no pet.updated and no webhook for it.
+        if (changesNothing(current, patch)) return versioned(current);
         if (patch.status !== undefined && patch.status !== current.status) {
           const order = (await client.query<{ id: number; status: string }>(HOLDING_ORDER, [id])).rows[0];
           if (order) throw errors.pet_status_held_by_order(`The status of pet ${id} is held by order ${order.id} (${order.status}); it changes with that order.`);

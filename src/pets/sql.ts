@@ -21,8 +21,8 @@ export const LIST_BY_CATEGORY_AND_STATUS = page(' AND category_id = $3 AND statu
 /** A live pet with its version (its ETag). */
 export const GET = `SELECT ${COLUMNS}, version FROM pets WHERE id = $1 AND deleted_at IS NULL`;
 
-/** A live pet locked for a change, with what decides whether the change may happen. */
-export const LOCK = `SELECT version, status, created_by AS "createdBy" FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
+/** A live pet locked for a change, with what decides whether the change may happen and whether a patch changes it. */
+export const LOCK = `SELECT ${COLUMNS}, version, created_by AS "createdBy" FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
 
 /** The order that holds a pet's status: a placed one, else a completed one. */
 export const HOLDING_ORDER = `SELECT id, status FROM orders WHERE pet_id = $1 AND status IN ('placed', 'completed') ORDER BY status = 'placed' DESC LIMIT 1`;

@@ -33,6 +33,9 @@ export function createFallback(connection: RedisConnection, opts: { prefix: stri
       return result;
     },
 
+    /** A subject's counts in this process (while Redis cannot be asked). */
+    peek: (subject: string): WindowCounts => local.peek(subject),
+
     /** Redis answered a request after all, late, that was counted here: it must not be handed back twice. */
     countedLate(subject: string, granted: number): void {
       const start = outage.get(subject);

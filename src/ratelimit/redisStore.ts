@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { createBreaker, withDeadline } from './breaker.js';
 import { createFallback } from './fallback.js';
 import { connectRedis } from './redisConnection.js';
-import { createRedisHit } from './redisHit.js';
+import { createRedisHit, redisKeys } from './redisHit.js';
 import type { RateLimitStore } from './store.js';
 
 /**
@@ -55,6 +55,16 @@ export async function createRedisStore(
           sent.then(([, , , , , granted]) => fallback.countedLate(subject, granted), () => {});
           return local;
         },
+      );
+    },
+    peek(subject) {
+      if (breaker.isOpen()) return fallback.peek(subject);
+      const nowMs = opts.clock();
+      const k = redisKeys(opts.prefix, subject, nowMs);
+      // Read only: a failed peek leaves the breaker to the hits, and answers this instance's own counts.
+      return withDeadline(client.mget(k.minute, k.day), opts.timeoutMs, `Redis did not answer within ${opts.timeoutMs} ms`).then(
+        ([minute, day]) => ({ now: Math.floor(nowMs / 1000), minuteCount: Number(minute ?? 0), dayCount: Number(day ?? 0) }),
+        () => fallback.peek(subject),
       );
     },
     mode: () => (breaker.isOpen() ? 'local-fallback' : 'shared'),

@@ -29,6 +29,8 @@ export interface HitResult extends WindowCounts {
 export interface RateLimitStore {
   /** Counts a request of `subject` against both windows and the ban; at once when it can (in-process counts, a Redis reservation). */
   hit(subject: string, quota: Quota, ban: BanPolicy): HitResult | Promise<HitResult>;
+  /** A subject's counts as they stand, counting nothing (for the rate-limit fields of an answer that is not counted). */
+  peek(subject: string): WindowCounts | Promise<WindowCounts>;
   /** 'shared' when counters live in Redis, 'local' when in this process (by choice or as a fallback). */
   mode(): 'shared' | 'local' | 'local-fallback';
   close(): Promise<void>;

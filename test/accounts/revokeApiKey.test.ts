@@ -15,7 +15,7 @@ afterAll(() => server?.close());
 /** DELETE /v1/account/api-keys/{keyId} with `as`'s key, contract-checked. */
 const revoke = (as: TestKey, keyId: number) => server.request(`/v1/account/api-keys/${keyId}`, { method: 'DELETE', key: as.secret });
 const statusOf = async (key: TestKey) => (await key.api.GET('/pets')).response.status;
-const lastKey = (keyId: number) => ({ code: 'last_key', message: `API key ${keyId} is the account's last live key; create or roll another first.`, status: 409 });
+const lastKey = (keyId: number) => ({ code: 'last_key', message: `API key ${keyId} is the account's last key that does not expire; create one without expiresAt, or roll this one, first.`, status: 409 });
 
 describe('revokeApiKey', () => {
   it('answers 204 and the key answers 401 once its cached answer is older than the cache ttl', async () => {
@@ -88,6 +88,58 @@ describe('revokeApiKey', () => {
     expect((await revoke(account.first, account.first.id)).status).toBe(204);
     expect(await keyCounts(server, account.id)).toEqual({ all: 4, live: 1 });
     expect((await keyRow(server, data!.id))!.revoked_at).toBeNull();
+  });
+
+  it('refuses to revoke the new key of a roll whose old key is due to expire (409 last_key): the account keeps a key without an end', async () => {
+    const account = await newAccount(server);
+    const rolled = await account.first.api.POST('/account/api-keys/{keyId}/roll', { params: { path: { keyId: account.first.id } }, body: { expiresInSeconds: 2 } });
+    expect(rolled.response.status).toBe(201);
+    const successor = rolled.data!.id;
+
+    // Whether the old key (2 s left) or the new one asks.
+    const res = await revoke(account.first, successor);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual(lastKey(successor));
+    expect((await keyRow(server, successor))!.revoked_at).toBeNull();
+    expect(await keyCounts(server, account.id)).toEqual({ all: 2, live: 2 });
+
+    // A roll with the longest overlap is no different: an end is an end.
+    const week = await account.first.api.POST('/account/api-keys/{keyId}/roll', { params: { path: { keyId: successor } }, body: { expiresInSeconds: 604800 } });
+    expect(week.response.status).toBe(201);
+    expect((await revoke(account.first, week.data!.id)).body).toEqual(lastKey(week.data!.id));
+    // The key due to expire can go: the one without an end stays.
+    expect((await revoke(account.first, successor)).status).toBe(204);
+    expect((await keyRow(server, week.data!.id))!.revoked_at).toBeNull();
+  });
+
+  it("refuses to revoke the one key without an end while the only other is due to expire, however far away (409 last_key)", async () => {
+    const account = await newAccount(server);
+    const soon = await addKey(server, account.id, undefined, { expiresAt: new Date((await databaseNow(server)) + 2_000).toISOString() });
+    const res = await revoke(soon, account.first.id);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual(lastKey(account.first.id));
+    const yearAway = await addKey(server, account.id, undefined, { expiresAt: new Date((await databaseNow(server)) + 365 * 86_400_000).toISOString() });
+    expect((await revoke(yearAway, account.first.id)).body).toEqual(lastKey(account.first.id));
+    expect(await keyCounts(server, account.id)).toEqual({ all: 3, live: 3 });
+    expect((await keyRow(server, account.first.id))!.revoked_at).toBeNull();
+
+    // The normal case: with another key without an end, it goes (and the expiring ones may too).
+    const next = await addKey(server, account.id);
+    expect((await revoke(account.first, account.first.id)).status).toBe(204);
+    expect((await revoke(next, yearAway.id)).status).toBe(204);
+    expect(await keyCounts(server, account.id)).toEqual({ all: 4, live: 2 });
+  });
+
+  it('of two keys without an end revoked at once, beside one due to expire, revokes exactly one', async () => {
+    for (let round = 0; round < 3; round++) {
+      const account = await newAccount(server);
+      const expiring = await addKey(server, account.id, undefined, { expiresAt: new Date((await databaseNow(server)) + 86_400_000).toISOString() });
+      const [a, b] = [account.first, await addKey(server, account.id)];
+      const answers = await Promise.all([revoke(a, a.id), revoke(b, b.id)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([204, 409]);
+      expect(await keyCounts(server, account.id)).toEqual({ all: 3, live: 2 });
+      expect((await keyRow(server, expiring.id))!.revoked_at).toBeNull();
+    }
   });
 
   it('of two live keys revoked at once, revokes exactly one: one 204, one 409 last_key', async () => {

@@ -54,7 +54,7 @@ describe('POST /v1/pets', () => {
     ['empty name', '{"name":"","categoryId":7}', /body\/name must NOT have fewer than 1 characters/],
     ['name of 201 characters', JSON.stringify({ name: 'x'.repeat(201), categoryId: 7 }), /body\/name must NOT have more than 200 characters/],
     ['blank name', '{"name":"   ","categoryId":7}', /body\/name must contain a visible character/],
-    ['name with NUL', '{"name":"a\\u0000b","categoryId":7}', /body\/name must contain a visible character and no control characters/],
+    ['name with NUL', '{"name":"a\\u0000b","categoryId":7}', /^body\/name must not contain U\+0000 \(NUL\)$/],
     ['unknown status', '{"name":"a","categoryId":7,"status":"adopted"}', /body\/status must be one of: available, pending, sold/],
     ['null status', '{"name":"a","categoryId":7,"status":null}', /body\/status must be string/],
     ['array body', '[{"name":"a","categoryId":7}]', /body must be object/],

@@ -35,7 +35,7 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     const before = await server.petCount();
     const { response, error } = await post({ name: 'Tim', categoryId: 1 }, 'retry-2');
     expect(response.status).toBe(422);
-    expect(error?.code).toBe('idempotency_key_reused');
+    expect(error).toEqual({ code: 'idempotency_key_reused', message: 'This Idempotency-Key was used with a different request body.', status: 422 });
     expect(await server.petCount()).toBe(before);
   });
 

@@ -34,7 +34,7 @@ describe('updatePet with an Idempotency-Key', () => {
     const before = await petView(server, id);
     const res = await patchPet(server, id, { name: 'Keyed III' }, withKey('upd-2'));
     expect(res.status).toBe(422);
-    expect(res.body.code).toBe('idempotency_key_reused');
+    expect(res.body).toEqual({ code: 'idempotency_key_reused', message: 'This Idempotency-Key was used with a different request body.', status: 422 });
     expect(await petView(server, id)).toEqual(before);
   });
 
@@ -45,8 +45,23 @@ describe('updatePet with an Idempotency-Key', () => {
     const before = await petView(server, b.id);
     const res = await patchPet(server, b.id, { name: 'Renamed' }, withKey('upd-3'));
     expect(res.status).toBe(422);
-    expect(res.body.code).toBe('idempotency_key_reused');
+    // The message says what differs: the path, not the body.
+    expect(res.body).toEqual({ code: 'idempotency_key_reused', message: `This Idempotency-Key was used for another path (petId ${a.id}, not petId ${b.id}).`, status: 422 });
+    // Both differ: both said.
+    const both = await patchPet(server, b.id, { name: 'Other' }, withKey('upd-3'));
+    expect(both.body.message).toBe(`This Idempotency-Key was used for another path (petId ${a.id}, not petId ${b.id}) and with a different request body.`);
     expect(await petView(server, b.id)).toEqual(before);
+  });
+
+  it('a key saved before its path was (by an earlier version) says either may differ', async () => {
+    const a = await createPet(server, { name: 'A' });
+    const b = await createPet(server, { name: 'B' });
+    expect((await patchPet(server, a.id, { name: 'Renamed' }, withKey('upd-6'))).status).toBe(200);
+    await server.app.database.pool.query(`UPDATE idempotency_keys SET request_params = NULL WHERE key = 'upd-6'`);
+    const res = await patchPet(server, b.id, { name: 'Renamed' }, withKey('upd-6'));
+    expect(res.body).toEqual({ code: 'idempotency_key_reused', message: 'This Idempotency-Key was used with another path or a different request body.', status: 422 });
+    // The same request still replays.
+    expect((await patchPet(server, a.id, { name: 'Renamed' }, withKey('upd-6'))).headers.get('idempotent-replayed')).toBe('true');
   });
 
   it('an error answer is not saved: a retry with the same key runs afresh', async () => {
@@ -86,7 +101,7 @@ describe('deletePet with an Idempotency-Key', () => {
     expect((await deletePet(server, a.id, withKey('del-2'))).status).toBe(204);
     const res = await deletePet(server, b.id, withKey('del-2'));
     expect(res.status).toBe(422);
-    expect(res.body.code).toBe('idempotency_key_reused');
+    expect(res.body).toEqual({ code: 'idempotency_key_reused', message: `This Idempotency-Key was used for another path (petId ${a.id}, not petId ${b.id}).`, status: 422 });
     expect((await petView(server, b.id)).status).toBe(200);
     expect((await petRow(server, b.id))!.deleted).toBe(false);
   });

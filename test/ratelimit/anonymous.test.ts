@@ -97,4 +97,21 @@ describe.each(storeEnvs())('requests without a valid key, with the %s', (_name, 
     expectAnonymous401s(await sequence(s, [xff('203.0.113.2')]));
     expectAnonymous401s(await sequence(s, [{}])); // the proxy's own address, 127.0.0.1
   });
+
+  it("show the address's count on a CORS preflight, which is not counted (the store is read, not hit)", async () => {
+    const origin = 'https://app.example';
+    const s = await start({ CORS_ORIGINS: origin });
+    const preflight = async () => {
+      const res = await fetch(`${s.baseUrl}/v1/pets`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+      await res.arrayBuffer();
+      return [res.status, res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining'), res.headers.get('ratelimit-policy')];
+    };
+    const policy = '"minute";q=5;w=60, "day";q=100;w=86400';
+    expect(await preflight()).toEqual([204, '5', '5', policy]);
+    expectAnonymous401s(await sequence(s, [{}, {}]));
+    expect(await preflight()).toEqual([204, '5', '3', policy]);
+    expect(await preflight()).toEqual([204, '5', '3', policy]);
+    expectAnonymous401s(await sequence(s, [{}, {}, {}]), 2);
+    expect(await preflight()).toEqual([204, '5', '0', policy]);
+  });
 });
