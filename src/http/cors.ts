@@ -1,28 +1,12 @@
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-
-/** What a browser app on another origin may read of a response: pagination, limits, ids, deprecation, stability. */
-const EXPOSED = [
-  'Link',
-  'Location',
-  'Retry-After',
-  'X-Request-Id',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'RateLimit-Policy',
-  'RateLimit',
-  'Deprecation',
-  'Sunset',
-  'Idempotent-Replayed',
-  'API-Stability',
-];
+import type { CorsPolicy } from './corsPolicy.js';
 
 export interface CorsOptions {
   origins: string[];
-  /** The API's routes (the document's paths under the base path, as Fastify route URLs): only these have CORS. */
-  routes: string[];
+  /** What is allowed and exposed, per API route (corsPolicy.ts, from openapi.yaml): only these routes have CORS. */
+  policy: CorsPolicy;
 }
 
 /**
@@ -35,23 +19,23 @@ export interface CorsOptions {
 export default fp(
   async function corsPlugin(app: FastifyInstance, opts: CorsOptions) {
     if (opts.origins.length === 0) return;
-    const routes = new Set(opts.routes);
-    const on: FastifyCorsOptions = {
+    const { policy } = opts;
+    const shared: FastifyCorsOptions = {
       origin: opts.origins,
-      methods: ['GET', 'HEAD', 'POST'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
-      exposedHeaders: EXPOSED,
+      allowedHeaders: policy.allowedHeaders,
+      exposedHeaders: policy.exposedHeaders,
       maxAge: 600,
       strictPreflight: true,
     };
+    // Per route: a preflight allows the methods of its path (what a 405 there lists in Allow).
+    const onFor = new Map([...policy.methods].map(([route, methods]): [string, FastifyCorsOptions] => [route, { ...shared, methods }]));
     const off: FastifyCorsOptions = { origin: false };
     const isPreflight = (request: FastifyRequest) =>
       request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
     await app.register(cors, {
       delegator: (request, callback) => {
-        const route = request.routeOptions.url;
-        const api = route !== undefined && routes.has(route);
-        callback(null, api && (request.method !== 'OPTIONS' || isPreflight(request)) ? on : off);
+        const on = request.routeOptions.url === undefined ? undefined : onFor.get(request.routeOptions.url);
+        callback(null, on && (request.method !== 'OPTIONS' || isPreflight(request)) ? on : off);
       },
     });
   },
