@@ -22,6 +22,7 @@ const UNIT = [
   'test/scripts/cleanup.test.ts',
   'test/docs/links.test.ts',
   'test/jobs/fairWorkers.test.ts',
+  'test/http/corsPolicy.test.ts',
 ];
 /** The service and its commands, each in a process of its own: `npm run test:processes`. */
 const PROCESSES = [

@@ -10,6 +10,7 @@ import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import healthPlugin from './health/plugin.js';
 import corsPlugin from './http/cors.js';
+import { corsPolicy } from './http/corsPolicy.js';
 import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
@@ -19,7 +20,7 @@ import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
-import { apiBasePath, loadDocument, operationsById, toRoutePath } from './openapi/document.js';
+import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
 import shutdownPlugin from './process/shutdown.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
 import tracingPlugin from './tracing/plugin.js';
@@ -69,7 +70,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(arrivalPlugin, { basePath });
   await app.register(shutdownPlugin);
   await app.register(protocolAnswersPlugin);
-  await app.register(corsPlugin, { origins: config.corsOrigins, routes: Object.keys(doc.paths).map((path) => `${basePath}${toRoutePath(path)}`) });
+  await app.register(corsPlugin, { origins: config.corsOrigins, policy: corsPolicy(doc, basePath) });
   await app.register(requestLogPlugin);
   await app.register(metricsPlugin, {
     enabled: config.metrics.enabled,

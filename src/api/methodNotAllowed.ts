@@ -1,6 +1,6 @@
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { errors } from '../errors/apiError.js';
-import { methodsOf, toRoutePath, type OpenApiDocument } from '../openapi/document.js';
+import { allowedMethods, toRoutePath, type OpenApiDocument } from '../openapi/document.js';
 
 /**
  * A path of the document asked with a method it does not have: 405 with `Allow`
@@ -8,9 +8,7 @@ import { methodsOf, toRoutePath, type OpenApiDocument } from '../openapi/documen
  */
 export function methodNotAllowedRoutes(app: FastifyInstance, doc: OpenApiDocument): void {
   for (const [path, item] of Object.entries(doc.paths)) {
-    const documented = methodsOf(item).map((m) => m.toUpperCase());
-    // HEAD is answered wherever GET is (api/routes.ts).
-    const allowed = documented.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+    const allowed = allowedMethods(item);
     const allow = allowed.join(', ');
     // OPTIONS too: a CORS preflight is answered before it gets here (http/cors.ts), any other OPTIONS is a 405.
     const others = app.supportedMethods.filter((m) => !allowed.includes(m)) as HTTPMethods[];

@@ -55,3 +55,12 @@ export function operationsById(doc: OpenApiDocument): Map<string, OperationEntry
 export function methodsOf(item: Record<string, unknown>): string[] {
   return Object.keys(item).filter((key) => HTTP_METHODS.has(key));
 }
+
+/**
+ * The methods a path of the document answers (upper case, the document's order): its
+ * operations' methods, and HEAD wherever GET is (api/routes.ts exposes a HEAD route for
+ * each GET). `Allow` on a 405 and CORS's allowed methods both come from here.
+ */
+export function allowedMethods(item: Record<string, unknown>): string[] {
+  return methodsOf(item).flatMap((m) => (m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()]));
+}

@@ -1,9 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Locator, type Page, type Request } from 'playwright-core';
+import type { Browser, Locator, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAVICON_FILENAME, FAVICON_SVG } from '../../src/docs/favicon.js';
 import { projectRoot } from '../../src/paths.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { typedClient } from '../helpers/typedClient.js';
 
@@ -13,18 +14,6 @@ import { typedClient } from '../helpers/typedClient.js';
  * Screenshots of each answered operation land in test-artifacts/swagger-ui/ (kept by CI).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-// Playwright gives every launch a fresh temporary profile (its own --user-data-dir).
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 const ARTIFACTS = path.join(projectRoot, 'test-artifacts', 'swagger-ui');
 /** Every wait in this file is bounded by this (or less). */
 const WAIT = 15_000;
@@ -45,7 +34,7 @@ beforeAll(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   server = await startTestServer();
   origin = server.baseUrl;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60_000 });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
