@@ -30,6 +30,8 @@ const PROCESSES = [
   'test/process/*.process.test.ts',
   'test/server.test.ts',
   'test/tracing/tracing.test.ts',
+  // Optic, installed into tools/compat by npm run compat:check, which .ci/run runs before this group.
+  'test/scripts/compatCheck.test.ts',
 ];
 /**
  * Long runs: thousands of generated requests, limits and keys shared by two instances, Prism's
