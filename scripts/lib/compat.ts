@@ -73,6 +73,8 @@ export interface Prepared {
   exempt: Map<string, string>;
   /** Breaks of the promise that Optic does not look for. */
   problems: string[];
+  /** Request values refused now that passed before (tighter constraints): for review, not failures. */
+  warnings: string[];
 }
 
 /**
@@ -89,6 +91,7 @@ export function prepare(releasedDoc: Json, currentDoc: Json, now = new Date()): 
   const after = operations(current);
   const exempt = new Map<string, string>();
   const problems: string[] = [];
+  const warnings: string[] = [];
 
   for (const [key, op] of before) {
     const sunset = sunsetOf(op);
@@ -109,6 +112,18 @@ export function prepare(releasedDoc: Json, currentDoc: Json, now = new Date()): 
       if (!still) continue; // A removed status is Optic's to report.
       for (const name of names) if (!still.has(name)) problems.push(`${key}: response ${status} no longer declares the header ${name}`);
     }
+    const params = (doc: Json, o: Operation) =>
+      new Map(((o.parameters ?? []) as Json[]).map((p) => resolveRef(doc, p)).map((p) => [`${p.in} parameter ${p.name}`, p] as const));
+    const paramsAfter = params(current, op);
+    for (const [name, param] of params(released, was)) {
+      if (paramsAfter.has(name)) tightened(released, current, param.schema, paramsAfter.get(name)!.schema, `${key}: ${name}`, warnings, new Set());
+    }
+    const bodyBefore = resolveRef(released, was.requestBody as Json | undefined);
+    const bodyAfter = resolveRef(current, op.requestBody as Json | undefined);
+    for (const [type, media] of Object.entries((bodyBefore?.content ?? {}) as Record<string, Json>)) {
+      const mediaAfter = ((bodyAfter?.content ?? {}) as Record<string, Json>)[type];
+      if (mediaAfter) tightened(released, current, media.schema, mediaAfter.schema, `${key}: request body (${type})`, warnings, new Set());
+    }
   }
   for (const key of exempt.keys()) {
     for (const ops of [before, after]) {
@@ -120,7 +135,60 @@ export function prepare(releasedDoc: Json, currentDoc: Json, now = new Date()): 
     const errorCode = ((doc.components as Json | undefined)?.schemas as Record<string, Json> | undefined)?.ErrorCode;
     if (errorCode) errorCode['x-optic-exemptions'] = [ENUM_RULE];
   }
-  return { released, current, exempt, problems };
+  return { released, current, exempt, problems, warnings: [...new Set(warnings)] };
+}
+
+/** Follows a local $ref (#/components/...) to what it names, once per level. */
+function resolveRef(doc: Json, node: Json | undefined): Json {
+  let found: Json | undefined = node;
+  for (let hops = 0; hops < 10 && typeof found?.$ref === 'string'; hops++) {
+    found = (found.$ref as string)
+      .slice(2)
+      .split('/')
+      .reduce<Json | undefined>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')] as Json | undefined, doc);
+  }
+  return found ?? {};
+}
+
+/** Limits whose change refuses values that passed: lower maxima, higher minima. */
+const TIGHTER: Record<string, (before: number, after: number) => boolean> = {
+  maxLength: (a, b) => b < a,
+  maxItems: (a, b) => b < a,
+  maxProperties: (a, b) => b < a,
+  maximum: (a, b) => b < a,
+  minLength: (a, b) => b > a,
+  minItems: (a, b) => b > a,
+  minProperties: (a, b) => b > a,
+  minimum: (a, b) => b > a,
+};
+
+/** Walks a request schema in both documents side by side, noting each constraint made tighter. */
+function tightened(releasedDoc: Json, currentDoc: Json, before: unknown, after: unknown, where: string, out: string[], seen: Set<string>): void {
+  if (!before || !after || typeof before !== 'object' || typeof after !== 'object') return;
+  const pair = `${(before as Json).$ref ?? ''}|${(after as Json).$ref ?? ''}`;
+  if (pair !== '|') {
+    if (seen.has(pair)) return;
+    seen = new Set(seen).add(pair);
+  }
+  const a = resolveRef(releasedDoc, before as Json);
+  const b = resolveRef(currentDoc, after as Json);
+  for (const [keyword, tighter] of Object.entries(TIGHTER)) {
+    const was = a[keyword];
+    const is = b[keyword];
+    if (typeof is === 'number' && (typeof was !== 'number' || tighter(was, is))) out.push(`${where}: ${keyword} ${was ?? 'none'} -> ${is}`);
+  }
+  if (typeof b.pattern === 'string' && b.pattern !== a.pattern) out.push(`${where}: pattern ${a.pattern === undefined ? 'added' : 'changed'}`);
+  const propsBefore = (a.properties ?? {}) as Json;
+  const propsAfter = (b.properties ?? {}) as Json;
+  for (const name of Object.keys(propsBefore)) {
+    if (name in propsAfter) tightened(releasedDoc, currentDoc, propsBefore[name], propsAfter[name], `${where} ${name}`, out, seen);
+  }
+  tightened(releasedDoc, currentDoc, a.items, b.items, `${where}[]`, out, seen);
+  for (const combiner of ['allOf', 'oneOf', 'anyOf']) {
+    const listBefore = (a[combiner] ?? []) as unknown[];
+    const listAfter = (b[combiner] ?? []) as unknown[];
+    listBefore.forEach((sub, i) => tightened(releasedDoc, currentDoc, sub, listAfter[i], `${where} (${combiner} ${i})`, out, seen));
+  }
 }
 
 export interface CheckResult {
@@ -143,6 +211,7 @@ export async function compatCheck(releasedPath: string, currentPath: string, { n
       ...[...prepared.exempt].map(([key, reason]) => `  ${key} (${reason})`),
       optic.output.trimEnd(),
       ...prepared.problems.map((problem) => `x ${problem}`),
+      ...prepared.warnings.map((warning) => `! for review, not a failure (a tighter request constraint keeps the promise only if the service already enforced it): ${warning}`),
     ];
     const ok = optic.code === 0 && prepared.problems.length === 0;
     lines.push(ok ? 'compat:check: no breaking change' : 'compat:check: BREAKING: the changes above break the /v1 promise (docs/API-BEHAVIOUR.md, Versioning)');

@@ -85,6 +85,20 @@ describe.skipIf(toolMissing).concurrent('compat:check against the released /v1 d
     expect(prepare(released(), released()).problems).toEqual([]);
   });
 
+  it('reports tighter request constraints of stable operations for review, without failing', () => {
+    const current = load(
+      variant((doc) => {
+        schemas(doc).PetName.maxLength = 100;
+        schemas(doc).NewOrder.properties.petId.maximum = 1000; // placeOrder: experimental
+      }),
+    );
+    const prepared = prepare(released(), current);
+    expect(prepared.problems).toEqual([]);
+    expect(prepared.warnings).toContain('POST /pets: request body (application/json) name: maxLength 200 -> 100');
+    expect(prepared.warnings.some((warning) => warning.includes('/store/orders'))).toBe(false);
+    expect(prepare(released(), released()).warnings).toEqual([]);
+  });
+
   it('passes additions: optional request and response fields, an operation, an ErrorCode value', async () => {
     const result = await check(
       variant((doc) => {
