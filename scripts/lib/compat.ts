@@ -209,7 +209,8 @@ export async function compatCheck(releasedPath: string, currentPath: string, { n
       `compat:check: ${releasedPath} -> ${currentPath} (Optic's breaking-changes ruleset, tools/compat/optic.yml)`,
       `outside the promise: ${prepared.exempt.size} operations`,
       ...[...prepared.exempt].map(([key, reason]) => `  ${key} (${reason})`),
-      optic.output.trimEnd(),
+      // Without its advice to rerun with --web (a page in a browser), which the check does not use.
+      optic.output.replace(/^Rerun this command with the --web flag.*\n?/m, '').trimEnd(),
       ...prepared.problems.map((problem) => `x ${problem}`),
       ...prepared.warnings.map((warning) => `! for review, not a failure (a tighter request constraint keeps the promise only if the service already enforced it): ${warning}`),
     ];
