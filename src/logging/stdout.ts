@@ -6,17 +6,18 @@ const MAX_WAITING_BYTES = 8 * 1024 * 1024;
 
 /**
  * What the log writes to: on Linux, when stdout is a terminal or a pipe, a file description of
- * its own, opened non-blocking (as libuv does for a terminal it reads), so that a terminal or
+ * its own, opened non-blocking (as libuv does for a terminal), so that a terminal or
  * pipe that takes nothing more answers EAGAIN rather than holding the main thread in write(2).
  * stdout's own description is shared with npm and the shell, and blocking. Anything else is
- * stdout itself: a file (never full), a socket (which cannot be opened again; Node makes its
- * description non-blocking once process.stdout is used), another system.
+ * stdout itself: a file (never full), a socket, another system.
  */
 function logDescriptor(): number {
-  if (process.platform !== 'linux') return 1;
   try {
     const stat = fstatSync(1);
-    if (!stat.isFIFO() && !stat.isCharacterDevice()) return 1;
+    // A socket (a supervisor's, a test's child_process pipe) cannot be opened again: Node makes
+    // its description non-blocking when it opens process.stdout on it, which this asks for.
+    if (stat.isSocket()) return process.stdout.fd;
+    if (process.platform !== 'linux' || (!stat.isFIFO() && !stat.isCharacterDevice())) return 1;
     const { O_WRONLY, O_APPEND, O_NONBLOCK, O_NOCTTY } = constants;
     return openSync('/proc/self/fd/1', O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY);
   } catch {
