@@ -29,7 +29,8 @@ export const onClient = (db: pg.Pool | pg.PoolClient) => ({
  * Workers poll; nothing here needs LISTEN/NOTIFY, so a transaction pooler in front changes nothing.
  */
 export async function startQueue(connection: pg.PoolConfig, opts: { timeoutMs: number; onError: (err: Error) => void }): Promise<PgBoss> {
-  const boss = new PgBoss({ ...(connection as Record<string, string>), max: 4, application_name: 'animal-store-jobs', schedule: false });
+  // No pg-boss spans: the workers' polling (fairWorkers.ts, ten looks a second) would be a trace each; a job's insert is traced under its request by instrumentation-pg.
+  const boss = new PgBoss({ ...(connection as Record<string, string>), max: 4, application_name: 'animal-store-jobs', schedule: false, openTelemetry: { enabled: false } });
   // pg-boss reports a failed background pass (a lost connection, an outage) as an event; unhandled, it would end the process.
   boss.on('error', opts.onError);
   await boss.start();
