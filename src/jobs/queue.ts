@@ -40,6 +40,8 @@ export async function startQueue(
     max: 4,
     application_name: 'animal-store-jobs',
     schedule: true,
+    // No pg-boss spans: the workers' polling (fairWorkers.ts, ten looks a second) would be a trace each; a job's insert is traced under its request by instrumentation-pg.
+    openTelemetry: { enabled: false },
     ...(opts.clock && { clock: opts.clock }),
   });
   // pg-boss reports a failed background pass (a lost connection, an outage) as an event; unhandled, it would end the process.
