@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsRepository } from '../../src/events/repository.js';
+import { serviceSchedules } from '../../src/jobs/schedules.js';
 import { expireDueOrders } from '../../src/orders/expiry.js';
 import { manualClock, type ManualClock } from '../helpers/clock.js';
 import { createEndpoint, readAllEvents, startReceiver, WEBHOOK_TEST_ENV, type EventBody, type Receiver } from '../helpers/events.js';
@@ -113,6 +114,23 @@ describe('order holds', () => {
     expect((await placeOrder(server, petId, free.key)).body.code).toBe('too_many_open_orders');
     expect(await sweep(Math.max(...held.map((o) => o.expires)))).toBe(3);
     expect((await placeOrder(server, petId, free.key)).status).toBe(201);
+  });
+
+  it("the server schedules its sweeps on pg-boss's scheduler, and the order-expiry schedule's sweep expires due orders", async () => {
+    const { rows } = await server.app.database.pool.query(`SELECT name, cron, timezone FROM pgboss.schedule ORDER BY name`);
+    expect(rows).toEqual([
+      { name: 'event-retention', cron: '0 * * * *', timezone: 'UTC' },
+      { name: 'idempotency-key-expiry', cron: '0 * * * *', timezone: 'UTC' },
+      { name: 'order-expiry', cron: '* * * * *', timezone: 'UTC' },
+    ]);
+    // The earlier tests' orders still placed expire first: the schedule's sweep can only find this one.
+    await sweep(Date.now() + 2 * HOLD_MS);
+    clock.set(Date.now());
+    const placed = await ordered();
+    const pool = server.app.database.pool;
+    const expiry = serviceSchedules(pool, eventsRepository(pool, server.app.jobs.boss)).find((s) => s.queue === 'order-expiry')!;
+    expect(await expiry.run(new Date(placed.expires))).toBe(1);
+    expect((await order(placed.id)).body.status).toBe('expired');
   });
 
   it('a completion racing the expiry, 30 times: each order completed or expired, never both, and its pet agrees', async () => {
