@@ -78,6 +78,12 @@ describe('order holds', () => {
     const delivered = () => receiver.received.map((r) => JSON.parse(r.body)).filter((b) => b.data.object.id === (b.type === 'order.expired' ? placed.id : placed.petId));
     expect(await waitFor(() => delivered().length === 3, 30_000)).toBe(true);
     expect(delivered().map((b) => `${b.type} ${b.data.object.status}`).sort()).toEqual(['order.expired expired', 'pet.updated available', 'pet.updated pending']);
+
+    // An expired order holds nothing: the pet can be ordered again, beside it (then cancelled: no later sweep finds it).
+    const again = await placeOrder(server, placed.petId, adopter.key);
+    expect(again.status).toBe(201);
+    await expectStatusesAgree(server.app.database.pool);
+    expect((await act(again.body.id, 'cancel')).status).toBe(200);
   });
 
   it('from expiresAt on, complete and cancel are 409 order_expired, before the sweep and after it; a millisecond before, complete succeeds', async () => {
