@@ -1126,9 +1126,7 @@ export interface components {
                  *       "status": "available"
                  *     }
                  */
-                object: {
-                    [key: string]: unknown;
-                };
+                object: Record<string, unknown>;
             };
         };
         /**
@@ -1627,6 +1625,16 @@ export interface components {
         RequestTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "X-RateLimit-Limit"?: number;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "X-RateLimit-Reset"?: number;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "RateLimit-Policy"?: string;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2600,6 +2608,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["PageETag"];
+                    Link: components["headers"]["NextPageLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
