@@ -93,13 +93,15 @@ app.patch<{ Params: { id: string }; Body: { name?: string; categoryId?: number; 
 // The benchmark key's account: it places the orders and creates and changes the pets, as through the service.
 const owner = Number(process.env.ORDER_OWNER ?? 1);
 const MAX_OPEN_ORDERS = Number(process.env.OPEN_ORDERS_ENTERPRISE ?? 1_000_000_000);
+// The service's default hold (ORDER_HOLD_SECONDS): the statement is the same whatever it is.
+const HOLD_SECONDS = Number(process.env.ORDER_HOLD_SECONDS ?? 259_200);
 app.post<{ Body: { petId: number } }>('/store/orders', async (request, reply) => {
   // The service's transaction: the account's lock, then the guarded placement.
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query(orders.LOCK_OWNER, [owner]);
-    const { rows } = await client.query(orders.PLACE, [request.body.petId, owner, MAX_OPEN_ORDERS]);
+    const { rows } = await client.query(orders.PLACE, [request.body.petId, owner, MAX_OPEN_ORDERS, HOLD_SECONDS]);
     await client.query('COMMIT');
     return rows[0] ? reply.code(201).send(rows[0]) : reply.code(409).send();
   } finally {

@@ -198,6 +198,12 @@ export interface paths {
          *     `422`. Keys are scoped to the account and the operation (a key used for
          *     `createPet` is another key here) and kept for at least 24 hours. An
          *     error answer is not saved: a retry after one runs afresh.
+         *
+         *     A placed order holds its animal until its `expiresAt` (three days after
+         *     it was placed, by default): unless completed or cancelled before then,
+         *     it becomes `expired` and the animal `available` again, with an
+         *     `order.expired` and a `pet.updated` event. An expired order no longer
+         *     counts toward the account's placed orders.
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -249,7 +255,11 @@ export interface paths {
          *     state gets `409 invalid_order_transition` naming the order's state and
          *     the one asked for, and changes nothing: of a concurrent complete and
          *     cancel of one order, exactly one succeeds. A retry of a complete that
-         *     succeeded gets `409` (from `completed` to `completed`). Another key's
+         *     succeeded gets `409` (from `completed` to `completed`). From its
+         *     `expiresAt` on, the order's hold is over: `409 order_expired`, even
+         *     before its status reads `expired` (expiry is exact; the status follows
+         *     within about a minute), and of a complete racing the expiry exactly
+         *     one takes effect. Another key's
          *     order gets `404 order_not_found`. It takes no request body (a JSON body
          *     sent anyway is ignored).
          */
@@ -278,7 +288,9 @@ export interface paths {
          *     back to `available`, in one transaction, and returns the updated order.
          *     Any other state gets `409 invalid_order_transition` naming the order's
          *     state and the one asked for, and changes nothing: of a concurrent
-         *     complete and cancel of one order, exactly one succeeds. Another key's
+         *     complete and cancel of one order, exactly one succeeds. From the
+         *     order's `expiresAt` on: `409 order_expired`, as for `completeOrder`.
+         *     Another key's
          *     order gets `404 order_not_found`. It takes no request body (a JSON body
          *     sent anyway is ignored).
          */
@@ -744,11 +756,13 @@ export interface components {
         /**
          * @description Where an adoption order stands. A new order is `placed` (its animal
          *     `pending`); `completeOrder` moves it to `completed` (the animal `sold`),
-         *     `cancelOrder` to `cancelled` (the animal `available` again). `completed`
-         *     and `cancelled` are final.
+         *     `cancelOrder` to `cancelled` (the animal `available` again); at its
+         *     `expiresAt` a placed order becomes `expired` (the animal `available`
+         *     again). `completed`, `cancelled` and `expired` are final. More values
+         *     may be added: treat one you do not know as final and not `placed`.
          * @enum {string}
          */
-        OrderStatus: "placed" | "completed" | "cancelled";
+        OrderStatus: "placed" | "completed" | "cancelled" | "expired";
         /**
          * @description An adoption order to place. Unknown properties are rejected.
          * @example {
@@ -770,7 +784,8 @@ export interface components {
          *       "petId": 1,
          *       "status": "placed",
          *       "createdAt": "2026-11-24T12:00:00.000Z",
-         *       "updatedAt": "2026-11-24T12:00:00.000Z"
+         *       "updatedAt": "2026-11-24T12:00:00.000Z",
+         *       "expiresAt": "2026-11-27T12:00:00.000Z"
          *     }
          */
         Order: {
@@ -799,6 +814,15 @@ export interface components {
              * @example 2026-11-24T12:05:00.000Z
              */
             updatedAt: string;
+            /**
+             * Format: date-time
+             * @description When the hold ends (UTC, millisecond precision; three days after
+             *     `createdAt` by default): from this instant the order can no longer be
+             *     completed or cancelled, and a `placed` order becomes `expired`, its
+             *     animal `available` again. Kept as it was on final orders.
+             * @example 2026-11-27T12:00:00.000Z
+             */
+            expiresAt: string;
         };
         /**
          * @description What an API key may do. Each operation names the one it needs in
@@ -1052,10 +1076,12 @@ export interface components {
             status?: "available" | "pending" | "sold";
         };
         /**
-         * @description What happened.
+         * @description What happened. More types may be added: ignore an event whose type
+         *     you do not know. `order.expired`: a placed order reached its
+         *     `expiresAt` (its animal's `pet.updated` comes with it).
          * @enum {string}
          */
-        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled";
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired";
         /**
          * @description A change, as recorded in the same transaction. `data.object` is the
          *     `Pet` (for `pet.*` events) or the `Order` (for `order.*` events) as it
@@ -1100,9 +1126,7 @@ export interface components {
                  *       "status": "available"
                  *     }
                  */
-                object: {
-                    [key: string]: unknown;
-                };
+                object: Record<string, unknown>;
             };
         };
         /**
@@ -1118,7 +1142,7 @@ export interface components {
          *       "order.completed"
          *     ]
          */
-        WebhookEventTypes: ("*" | "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled")[];
+        WebhookEventTypes: ("*" | "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired")[];
         /**
          * @description A note for people; empty by default.
          * @example Adoption notifications
@@ -1283,6 +1307,7 @@ export interface components {
          *     | `idempotency_key_in_use` | 409 | A request with the same `Idempotency-Key` is still in progress. |
          *     | `pet_not_available` | 409 | The animal to order is `pending` or `sold`. |
          *     | `invalid_order_transition` | 409 | The order's status does not allow the transition asked for. |
+         *     | `order_expired` | 409 | The order reached its `expiresAt`: it can no longer be completed or cancelled. |
          *     | `pet_status_held_by_order` | 409 | The animal's status belongs to its placed or completed order. |
          *     | `pet_has_open_order` | 409 | The animal has a placed order and cannot be removed. |
          *     | `too_many_open_orders` | 409 | The account already holds its plan's number of placed orders. |
@@ -1305,7 +1330,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "webhook_url_not_allowed" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "event_not_found" | "webhook_endpoint_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "too_many_webhook_endpoints" | "redelivery_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "redelivery_budget_exhausted" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "webhook_url_not_allowed" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "api_key_not_found" | "event_not_found" | "webhook_endpoint_not_found" | "method_not_allowed" | "precondition_failed" | "request_timeout" | "expectation_failed" | "idempotency_key_in_use" | "pet_not_available" | "invalid_order_transition" | "order_expired" | "pet_status_held_by_order" | "pet_has_open_order" | "too_many_open_orders" | "last_key" | "too_many_api_keys" | "api_key_inactive" | "too_many_webhook_endpoints" | "redelivery_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "redelivery_budget_exhausted" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
         /**
          * @description The body of every error response. `code` is stable and meant for
          *     programs; `message` is for people and may change.
@@ -1600,6 +1625,16 @@ export interface components {
         RequestTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "X-RateLimit-Limit"?: number;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "X-RateLimit-Reset"?: number;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                "RateLimit-Policy"?: string;
+                /** @description As on other responses; present only when the headers had arrived and the body was late. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1796,7 +1831,8 @@ export interface components {
          * @description The order's status does not allow this transition
          *     (`invalid_order_transition`): only a `placed` order can be completed or
          *     cancelled. The message names the order's status and the one asked for.
-         *     Nothing changed.
+         *     Or its hold is over (`order_expired`): it reached its `expiresAt`. The
+         *     message names the time. Nothing changed.
          */
         OrderTransitionConflict: {
             headers: {
@@ -2394,7 +2430,7 @@ export interface components {
          */
         IdempotencyKey: string;
         /** @description Return only orders with this status. */
-        OrderStatusFilter: "placed" | "completed" | "cancelled";
+        OrderStatusFilter: "placed" | "completed" | "cancelled" | "expired";
         /** @description Identifier of the order. */
         OrderId: number;
         /** @description Identifier of the animal. */
@@ -2572,6 +2608,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["PageETag"];
+                    Link: components["headers"]["NextPageLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

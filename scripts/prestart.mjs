@@ -1,10 +1,10 @@
 // `npm start`'s first step; plain JavaScript so it runs without devDependencies.
 // A checkout with TypeScript installed (npm ci) compiles, as the README's quick start
 // promises: only what changed (npm run build is tsc -b, its state in dist/.tsbuildinfo),
-// so a second start with nothing changed compiles nothing. A production install
-// (npm ci --omit=dev) cannot compile, so it starts the prebuilt dist/ and only checks that
-// it and the files the server reads at run time (src/paths.ts) are there, failing with a
-// message that says what is missing.
+// so a second start with nothing changed compiles nothing, and says nothing (a start that
+// compiles says so first, in one line). A production install (npm ci --omit=dev) cannot
+// compile, so it starts the prebuilt dist/ and only checks that it and the files the server
+// reads at run time (src/paths.ts) are there, failing with a message that says what is missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -25,9 +25,15 @@ function installed(name) {
 if (installed('typescript') && existsSync(path.join(root, 'tsconfig.build.json'))) {
   // `npm run build` stays the one definition of the build; npm_execpath is the npm running us.
   const npm = process.env.npm_execpath;
-  const args = ['run', '--silent', 'build'];
-  const run = npm ? spawnSync(process.execPath, [npm, ...args], { cwd: root, stdio: 'inherit' }) : spawnSync('npm', args, { cwd: root, stdio: 'inherit' });
-  process.exit(run.status ?? 1);
+  const build = (extra, stdio) => {
+    const args = ['run', '--silent', 'build', ...extra];
+    return npm ? spawnSync(process.execPath, [npm, ...args], { cwd: root, stdio, encoding: 'utf8' }) : spawnSync('npm', args, { cwd: root, stdio, encoding: 'utf8' });
+  };
+  // tsc -b --dry says whether anything would be compiled: only then is the wait worth a line (a first build takes a minute or more).
+  if (/would build project/.test(build(['--', '--dry'], 'pipe').stdout ?? '')) {
+    console.log('npm start: compiling the TypeScript sources into dist/ (the first time takes a minute or more; later starts compile only what changed, in seconds)...');
+  }
+  process.exit(build([], 'inherit').status ?? 1);
 }
 
 const hasFile = (dir, suffix) => existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir)).some((f) => f.endsWith(suffix));

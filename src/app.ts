@@ -14,7 +14,6 @@ import { corsPolicy } from './http/corsPolicy.js';
 import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
-import retentionPlugin from './db/retention.js';
 import jobsPlugin from './jobs/plugin.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
@@ -81,9 +80,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   // Identification and counting: what the API's gate (api/gate.ts) runs, also for router errors under /v1.
   await app.register(authenticationPlugin, { clock });
   await app.register(rateLimitPlugin, { config, clock });
-  await app.register(retentionPlugin);
-  // Background work: the job queue and webhook workers (jobs/), beside the API that enqueues.
-  await app.register(jobsPlugin, { config });
+  // Background work: the job queue, the scheduled sweeps and webhook workers (jobs/), beside the API that enqueues.
+  await app.register(jobsPlugin, { config, clock });
 
   await app.register(healthPlugin);
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });

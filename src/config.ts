@@ -93,6 +93,8 @@ const schema = {
     OPEN_ORDERS_PRO: { type: 'integer', minimum: 1, default: 25 },
     OPEN_ORDERS_BUSINESS: { type: 'integer', minimum: 1, default: 250 },
     OPEN_ORDERS_ENTERPRISE: { type: 'integer', minimum: 1, default: 250 },
+    // How long a placed order holds its animal before it expires (three days).
+    ORDER_HOLD_SECONDS: { type: 'integer', minimum: 1, default: 259200 },
     RATE_LIMIT_BAN_AFTER: { type: 'integer', minimum: 0, default: 10 },
     RATE_LIMIT_BAN_SECONDS: { type: 'integer', minimum: 1, default: 900 },
     // Refusals count toward a ban only this long after the first refusal of the minute.
@@ -273,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     responseValidation: e.RESPONSE_VALIDATION,
     tracing: traces ? { endpoint: traces, serviceName: e.OTEL_SERVICE_NAME } : undefined,
     corsOrigins: e.CORS_ORIGINS?.split(',') ?? [],
+    orderHoldSeconds: e.ORDER_HOLD_SECONDS,
     openOrders: { free: e.OPEN_ORDERS_FREE, pro: e.OPEN_ORDERS_PRO, business: e.OPEN_ORDERS_BUSINESS, enterprise: e.OPEN_ORDERS_ENTERPRISE },
     rateLimits: {
       plans: { free: quota(e.RATE_LIMIT_FREE), pro: quota(e.RATE_LIMIT_PRO), business: quota(e.RATE_LIMIT_BUSINESS) },

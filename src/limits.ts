@@ -8,8 +8,6 @@ export const MAX_JSON_DEPTH = 32;
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 /** How long events are kept (openapi.yaml, listEvents: "kept 30 days, then deleted"); their delivery attempts go with them. */
 export const EVENT_RETENTION_DAYS = 30;
-/** How often what is past its retention is deleted (src/db/retention.ts). */
-export const RETENTION_SWEEP_MS = 60 * 60 * 1000;
 /**
  * Longest path parameter the router matches (Fastify's default is 100). Longer ones are
  * answered 400 before routing; up to this, a bad id reaches validation like any other.

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
+import { onStdoutGone } from './logging/stdout.js';
 import { offerDevelopmentKey } from './process/developmentKey.js';
 import { checkListenable, failToStart } from './process/startup.js';
 
@@ -20,7 +21,10 @@ if (args.length > 0) {
   process.exit(2);
 }
 
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+// SIGHUP: the terminal the server was started in closed (the kernel's hangup); a stop like any other.
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** The stop's cause when stdout went away (a terminal that closed, a pipe nobody reads): no signal. */
+const STDOUT_GONE = 'stdout gone';
 /** npm forwards a process group's signal to the server, which then hears it twice: the same signal again this soon is that echo. */
 const ECHO_MS = 1000;
 
@@ -39,7 +43,7 @@ try {
   const { close } = closeWithGrace(
     {
       delay: (drainSeconds + graceSeconds) * 1000,
-      // close-with-grace exits 1 on any second signal, and npm's echo is one: SIGTERM and SIGINT are handled below.
+      // close-with-grace exits 1 on any second signal, and npm's echo is one: SIGTERM, SIGINT and SIGHUP are handled below.
       skip: [...STOP_SIGNALS],
       logger: app.log,
       onTimeout: () => app.log.error({ graceSeconds }, 'requests in flight did not finish in time; exiting'),
@@ -58,12 +62,21 @@ try {
         close();
       } else if (signal === stop.signal && at - stop.at < ECHO_MS) {
         app.log.info(`${signal} again within ${ECHO_MS} ms: the same request (a process group's signal, forwarded by npm), not a second one`);
+      } else if (signal === 'SIGHUP' && stop.signal === STDOUT_GONE) {
+        // The terminal's hangup, which its stdout told first.
       } else {
         app.log.warn(`${signal}: a second signal, exiting without finishing the drain`);
         process.exit(1);
       }
     });
   }
+
+  // stdout gone for good (EIO, EPIPE): whoever started the server is gone with it, so it stops as on SIGHUP.
+  onStdoutGone(() => {
+    if (stop) return;
+    stop = { signal: STDOUT_GONE, at: performance.now() };
+    close();
+  });
 
   await app.listen({ port: config.port, host: config.host });
 

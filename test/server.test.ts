@@ -4,10 +4,11 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey } from './helpers/apiKeys.js';
-import { startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
+import { runScript, startServer, stop, waitForOutput, type Server } from './helpers/processes.js';
 import { freePort } from './helpers/ports.js';
 import { scratchDir } from './helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../src/config.js';
+import { OWNER_SOCKET } from '../src/db/embeddedOwner.js';
 import { projectRoot } from '../src/paths.js';
 
 describe('server.ts on the embedded database', () => {
@@ -18,7 +19,7 @@ describe('server.ts on the embedded database', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts PostgreSQL on a fresh DATA_DIR, says how to create a key (stdout is no terminal: no key in a log), serves a key the CLI makes, and stops it all on SIGTERM', async () => {
+  it('starts PostgreSQL on a fresh DATA_DIR, says how to create a key (stdout is no terminal: no key in a log), serves a key the CLI makes, refuses a second server there, and stops it all on SIGTERM', async () => {
     const parent = await scratchDir('as-server-');
     dir = path.join(parent, 'data');
     const env = { DATA_DIR: dir, LOG_LEVEL: 'warn' };
@@ -37,11 +38,30 @@ describe('server.ts on the embedded database', () => {
     const withMade = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${made}` } });
     expect(withMade.status).toBe(200);
 
+    // A second server on the same DATA_DIR (other ports) is refused in one sentence naming the first; the first serves on.
+    const port = Number(new URL(server.baseUrl).port);
+    const second = await runScript('src/server.ts', [], { ...env, PORT: String(await freePort()), METRICS_PORT: String(await freePort()) });
+    expect(second.code, second.stderr).toBe(1);
+    expect(second.stderr).toBe(
+      `Another Animal Store server (pid ${server.child.pid}, port ${port}) is already running on the embedded PostgreSQL in ${dir}; stop it, or start this one with another DATA_DIR (or a DATABASE_URL).\n`,
+    );
+    expect(second.stdout).toBe('');
+    expect((await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
+
     expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(true);
+    expect(existsSync(path.join(dir, OWNER_SOCKET))).toBe(true);
     expect(await server.stop()).toBe(0);
-    // PostgreSQL stopped with the server: its socket and lock file are gone.
+    // PostgreSQL stopped with the server: its socket and lock file are gone, and so is the server's claim.
     expect(existsSync(path.join(dir, '.s.PGSQL.5432'))).toBe(false);
     expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(false);
+    expect(existsSync(path.join(dir, OWNER_SOCKET))).toBe(false);
+
+    // A claim left by a server that was killed (its socket file, nobody listening) does not stop the next one.
+    const killed = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path.join(dir, OWNER_SOCKET))}, () => console.log('listening'))`]);
+    await waitForOutput(killed, /listening/);
+    await stop(killed, { signal: 'SIGKILL' });
+    expect(existsSync(path.join(dir, OWNER_SOCKET))).toBe(true);
 
     // A restart keeps the data (and its keys: no hint this time).
     const again = await startServer('src/server.ts', env);

@@ -63,7 +63,7 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const deliveriesUrl = urlOf('listWebhookDeliveries');
   const handlers = {
     ...petHandlers({ pets: petsRepository(pool, events), urls: resourceUrls('getPet', 'listPets') }),
-    ...orderHandlers({ orders: ordersRepository(pool, events), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
+    ...orderHandlers({ orders: ordersRepository(pool, events, { holdSeconds: config.orderHoldSeconds, clock: opts.clock }), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
     ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}`, seriesBoundSeconds: seriesBoundSeconds(config.webhooks) }),
     ...webhookHandlers({
       webhooks: webhooksRepository(pool, app.jobs.secrets),

@@ -24,6 +24,8 @@ export interface DatabaseOptions {
   pooling?: 'none' | 'transaction';
   /** How long a statement waits for a pooled connection (then 503 overloaded). */
   poolWaitMs?: number;
+  /** A server's: the embedded store is claimed for it alone, refused if another server holds it (embeddedOwner.ts). Commands share. */
+  owner?: { port?: number };
 }
 
 /** int8 values (ids, counts) as exact JS numbers; anything beyond 2^53-1 is a bug, not data to round. */
@@ -91,7 +93,7 @@ export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'
 
 /** Postgres from DATABASE_URL, or the embedded PostgreSQL in DATA_DIR: either way a migrated pg.Pool. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  const stopEmbedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir);
+  const stopEmbedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir, opts.owner);
   const pool = createPool({ ...opts, connection: opts.databaseUrl ? { connectionString: opts.databaseUrl } : embeddedConnection(opts.dataDir) });
   let closed = false;
   // pool.end() resolves before its connections have closed: stopping the embedded server then ends them, which is no fault.

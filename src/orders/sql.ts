@@ -7,7 +7,10 @@ import { isoTimestamp } from '../db/isoTimestamp.js';
  * guarded in its WHERE clause so that of concurrent requests exactly one matches.
  */
 
-const COLUMNS = `id, pet_id AS "petId", status, ${isoTimestamp('created_at')} AS "createdAt", ${isoTimestamp('updated_at')} AS "updatedAt"`;
+/** An order as the document's Order; `t` qualifies the columns where another table's would clash (`orders.`). */
+const columns = (t = '') =>
+  `${t}id AS id, ${t}pet_id AS "petId", ${t}status AS status, ${isoTimestamp(`${t}created_at`)} AS "createdAt", ${isoTimestamp(`${t}updated_at`)} AS "updatedAt", ${isoTimestamp(`${t}expires_at`)} AS "expiresAt"`;
+const COLUMNS = columns();
 
 /**
  * A placement's transaction first locks its account's row ($1; every order's account has one,
@@ -24,10 +27,12 @@ const COLUMNS = `id, pet_id AS "petId", status, ${isoTimestamp('created_at')} AS
 export const LOCK_OWNER = `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`;
 
 /**
- * After LOCK_OWNER: $1 pet id, $2 account id, $3 placed orders the account may hold. The pet
- * moves available -> pending only if it is live and available (a concurrent placement or
- * removal waits on the pet's row, then finds it changed and matches nothing) and the account
- * holds fewer than $3; the order is inserted only if the pet moved. No row: see PET_STATUS.
+ * After LOCK_OWNER: $1 pet id, $2 account id, $3 placed orders the account may hold, $4 the hold
+ * in seconds. The pet moves available -> pending only if it is live and available (a concurrent
+ * placement or removal waits on the pet's row, then finds it changed and matches nothing) and
+ * the account holds fewer than $3; the order is inserted only if the pet moved. Its hold ends $4
+ * seconds after created_at (the transaction's now()), to the millisecond, so the expiresAt a client
+ * reads is the exact instant. No row: see PET_STATUS.
  */
 export const PLACE = `WITH pet AS (
     UPDATE pets SET status = 'pending'
@@ -35,8 +40,8 @@ export const PLACE = `WITH pet AS (
        AND (SELECT count(*) FROM orders WHERE account_id = $2 AND status = 'placed') < $3
     RETURNING id
   )
-  INSERT INTO orders (pet_id, account_id)
-  SELECT pet.id, $2 FROM pet
+  INSERT INTO orders (pet_id, account_id, expires_at)
+  SELECT pet.id, $2, date_trunc('milliseconds', now() + make_interval(secs => $4)) FROM pet
   RETURNING ${COLUMNS}`;
 
 /** An order's pet as its change left it (its event's object), and who created it. */
@@ -46,14 +51,16 @@ export const PET_AFTER = `SELECT id, name, category_id AS "categoryId", status, 
 export const PET_STATUS = `SELECT status FROM pets WHERE id = $1 AND deleted_at IS NULL`;
 
 /**
- * $1 order id, $2 account id: a placed order of this account moves to `orderStatus` and its
- * pet from pending to `petStatus`. Of a concurrent complete and cancel, the second waits
- * on the order's row, then finds it no longer placed and matches nothing. No row: see
+ * $1 order id, $2 account id, $3 the time now (the injected clock's): a placed order of this
+ * account whose hold has not ended moves to `orderStatus` and its pet from pending to
+ * `petStatus`. Of a concurrent complete and cancel (or expiry), the second waits on the order's
+ * row, then finds it no longer placed and matches nothing. The hold is checked here, not left to
+ * the sweep: however late the sweep runs, no order is completed after its expiresAt. No row: see
  * ORDER_STATUS.
  */
 const transition = (orderStatus: string, petStatus: string) => `WITH changed AS (
     UPDATE orders SET status = '${orderStatus}', updated_at = now()
-     WHERE id = $1 AND account_id = $2 AND status = 'placed'
+     WHERE id = $1 AND account_id = $2 AND status = 'placed' AND expires_at > $3::timestamptz
     RETURNING ${COLUMNS}
   ), pet AS (
     UPDATE pets SET status = '${petStatus}' FROM changed WHERE pets.id = changed."petId" AND pets.status = 'pending' RETURNING pets.id
@@ -63,8 +70,29 @@ const transition = (orderStatus: string, petStatus: string) => `WITH changed AS 
 export const COMPLETE = transition('completed', 'sold');
 export const CANCEL = transition('cancelled', 'available');
 
-/** Why a transition matched nothing: no row (no such order of this account), or the order's status. */
-export const ORDER_STATUS = `SELECT status FROM orders WHERE id = $1 AND account_id = $2`;
+/**
+ * The expiry sweep, one batch ($1 the time now, $2 most orders): placed orders whose hold ended
+ * move to `expired` and their pets from pending to available, each with the order's owner and
+ * the pet after the change (for the events). Due orders are read by orders_placed_expires_at_idx;
+ * SKIP LOCKED passes over an order a complete or cancel holds: if that commits, the order is
+ * no longer placed; if it fails, the next batch or sweep takes the order.
+ */
+export const EXPIRE_DUE = `WITH due AS (
+    SELECT id FROM orders WHERE status = 'placed' AND expires_at <= $1::timestamptz
+     ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), changed AS (
+    UPDATE orders SET status = 'expired', updated_at = now() FROM due
+     WHERE orders.id = due.id AND orders.status = 'placed'
+    RETURNING ${columns('orders.')}, orders.account_id AS owner
+  ), pet AS (
+    UPDATE pets SET status = 'available' FROM changed WHERE pets.id = changed."petId" AND pets.status = 'pending'
+    RETURNING pets.id, pets.name, pets.category_id AS "categoryId", pets.status, pets.created_by AS "createdBy"
+  )
+  SELECT to_jsonb(changed) - 'owner' AS "order", changed.owner, to_jsonb(pet) AS pet
+    FROM changed JOIN pet ON pet.id = changed."petId"`;
+
+/** Why a transition matched nothing: no row (no such order of this account), or the order's status and hold. */
+export const ORDER_STATUS = `SELECT status, ${isoTimestamp('expires_at')} AS "expiresAt" FROM orders WHERE id = $1 AND account_id = $2`;
 
 export const GET = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2`;
 

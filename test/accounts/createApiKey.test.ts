@@ -88,6 +88,8 @@ describe('createApiKey', () => {
   it.each([
     ['an expiresAt in the past', { name: 'old', expiresAt: new Date(Date.now() - 3_600_000).toISOString() }],
     ['an expiresAt that is no date-time', { name: 'old', expiresAt: 'tomorrow' }],
+    // A valid date-time (any number of fraction digits) but over openapi.yaml's maxLength of 64.
+    ['an expiresAt of 65 characters', { name: 'long', expiresAt: `2999-01-01T00:00:00.${'0'.repeat(44)}Z` }],
     ['an unknown property', { name: 'x', admin: true }],
     ['no name', { scopes: ['pets:read'] }],
     ['an empty name', { name: '' }],

@@ -30,7 +30,9 @@ describe('POST /v1/store/orders (placeOrder)', () => {
     const petId = await addPet(server);
     const { data, response } = await place(petId);
     expect(response.status).toBe(201);
-    expect(data).toEqual({ id: expect.any(Number), petId, status: 'placed', createdAt: expect.stringMatching(ISO_MS), updatedAt: data!.createdAt });
+    expect(data).toEqual({ id: expect.any(Number), petId, status: 'placed', createdAt: expect.stringMatching(ISO_MS), updatedAt: data!.createdAt, expiresAt: expect.stringMatching(ISO_MS) });
+    // The hold: ORDER_HOLD_SECONDS (three days by default) after the order was placed.
+    expect(Date.parse(data!.expiresAt) - Date.parse(data!.createdAt)).toBe(259_200_000);
     expect(response.headers.get('location')).toBe(`https://store.test/v1/store/orders/${data!.id}`);
     expect(response.headers.get('api-stability')).toBe('experimental');
     // getPet and listPets?status=pending show the new status at once.

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
@@ -38,5 +39,115 @@ describe('openapi.yaml as generators read it', () => {
 
   it('keeps the API description to a paragraph, so Swagger UI shows the operations first', () => {
     expect(doc.info.description.trim().split('\n\n')).toHaveLength(1);
+  });
+});
+
+/*
+ * What generators read from the document (issue 37 item 2): the response headers each answer
+ * carries, bounded lists and request strings, and no schema keyword that adds nothing.
+ */
+type Doc = { paths: Record<string, Record<string, any>>; components: Record<string, any> };
+const full = doc as unknown as Doc;
+const at = (ref: string): any => ref.split('/').slice(1).reduce((node: any, key: string) => node[key], full);
+const resolve = (node: any): any => (node?.$ref ? resolve(at(node.$ref)) : node);
+const operations = Object.values(full.paths).flatMap((item) => Object.values(item).filter((op) => op?.operationId));
+const byId = new Map(operations.map((op) => [op.operationId as string, op]));
+const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+
+/** Each operation's handler source, from src/<feature>/handlers.ts: from `async name(` (or `name: async`) to the next one. */
+function handlerSources(): Map<string, string> {
+  const sources = new Map<string, string>();
+  for (const feature of readdirSync('src', { withFileTypes: true })) {
+    const file = path.join('src', feature.name, 'handlers.ts');
+    if (!feature.isDirectory() || !existsSync(file)) continue;
+    const text = readFileSync(file, 'utf8');
+    const starts = [...text.matchAll(/^ {4}(?:async )?(\w+)(?:\(|: async)/gm)].filter((m) => byId.has(m[1]!));
+    starts.forEach((m, i) => sources.set(m[1]!, text.slice(m.index, starts[i + 1]?.index ?? text.length)));
+  }
+  return sources;
+}
+const handlers = handlerSources();
+/** The operations whose handler sets a response header: through `reply.header(name, …)`, or for Link through linkNextPage. */
+const setting = (pattern: RegExp) => [...handlers].filter(([, source]) => pattern.test(source)).map(([id]) => id).sort();
+/** The 2xx and 304 answers of an operation, resolved. */
+const successes = (op: any) => Object.entries<any>(op.responses).filter(([code]) => /^(2..|304)$/.test(code)).map(([code, r]) => [code, resolve(r)] as const);
+
+describe('openapi.yaml declares the headers where the service sends them', () => {
+  it('finds a handler for every operation in src/*/handlers.ts', () => {
+    expect([...handlers.keys()].sort()).toEqual([...byId.keys()].sort());
+  });
+
+  it.each([
+    ['ETag', /header\('etag'/, ['createPet', 'getPet', 'listPets', 'updatePet']],
+    ['Location', /header\('location'/, ['createPet', 'placeOrder']],
+    ['Link', /header\('link'|linkNextPage\(/, ['listApiKeys', 'listEvents', 'listOrders', 'listPets', 'listWebhookDeliveries', 'listWebhookEndpoints']],
+  ])('declares %s on every 2xx and 304 of each operation whose handler sets it', (header, pattern, expected) => {
+    // The list pins what the scan of src finds, so that a scan that finds nothing cannot pass.
+    expect(setting(pattern)).toEqual(expected);
+    const undeclared = expected.flatMap((id) => successes(byId.get(id)).filter(([, r]) => !r.headers?.[header]).map(([code]) => `${id} ${code}`));
+    expect(undeclared).toEqual([]);
+  });
+
+  it('declares Link on the 200 of every list (an operation answering an array)', () => {
+    const lists = operations.filter((op) => resolve(op.responses['200'])?.content?.['application/json']?.schema?.type === 'array');
+    expect(lists.map((op) => op.operationId).sort()).toEqual(setting(/header\('link'|linkNextPage\(/));
+    expect(lists.filter((op) => !resolve(op.responses['200']).headers?.Link).map((op) => op.operationId)).toEqual([]);
+  });
+
+  it('declares the rate-limit fields on every answer but 431, whose caller is never known', () => {
+    const missing: string[] = [];
+    for (const op of operations) {
+      for (const [code, response] of Object.entries<any>(op.responses)) {
+        const headers = Object.keys(resolve(response).headers ?? {});
+        const absent = RATE_LIMIT_HEADERS.filter((name) => !headers.includes(name));
+        if (code === '431' ? absent.length !== RATE_LIMIT_HEADERS.length : absent.length > 0) missing.push(`${op.operationId} ${code}: ${absent.join(', ')}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+/** Every string schema under `schema` (through $ref, properties, items and compositions), with where it is. */
+function strings(schema: any, where: string, found: [string, any][] = [], seen = new Set<string>()): [string, any][] {
+  if (schema?.$ref) {
+    if (seen.has(schema.$ref)) return found;
+    return strings(at(schema.$ref), where, found, new Set(seen).add(schema.$ref));
+  }
+  if (!schema) return found;
+  if (schema.type === 'string') found.push([where, schema]);
+  for (const [name, property] of Object.entries<any>(schema.properties ?? {})) strings(property, `${where}.${name}`, found, seen);
+  if (schema.items) strings(schema.items, `${where}[]`, found, seen);
+  for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) strings(part, where, found, seen);
+  return found;
+}
+
+describe('openapi.yaml bounds what generators and validators read', () => {
+  it('gives every request string a maxLength (an enum is bounded by its values)', () => {
+    const unbounded: string[] = [];
+    let checked = 0;
+    for (const op of operations) {
+      const found: [string, any][] = [];
+      for (const param of (op.parameters ?? []).map(resolve)) strings(param.schema, `${param.in} ${param.name}`, found);
+      for (const [mediaType, content] of Object.entries<any>(resolve(op.requestBody)?.content ?? {})) strings(content.schema, `body (${mediaType})`, found);
+      checked += found.length;
+      unbounded.push(...found.filter(([, s]) => !s.enum && s.maxLength === undefined).map(([where]) => `${op.operationId} ${where}`));
+    }
+    // Names, URLs, descriptions, cursors, Idempotency-Key, If-Match, If-None-Match and more: a walk that finds few is broken.
+    expect(checked).toBeGreaterThan(30);
+    expect(unbounded).toEqual([]);
+  });
+
+  it("gives every list's 200 array a maxItems equal to limit's maximum", () => {
+    const lists = operations.filter((op) => resolve(op.responses['200'])?.content?.['application/json']?.schema?.type === 'array');
+    expect(lists).toHaveLength(6);
+    for (const op of lists) {
+      const limit = (op.parameters ?? []).map(resolve).find((param: any) => param.name === 'limit' && param.in === 'query');
+      expect(limit, op.operationId).toBeDefined();
+      expect(resolve(op.responses['200']).content['application/json'].schema.maxItems, op.operationId).toBe(limit.schema.maximum);
+    }
+  });
+
+  it('has no additionalProperties: true, which OpenAPI 3.0 assumes anyway (swagger-codegen Go then names an undefined ModelMap)', () => {
+    expect(served).not.toContain('"additionalProperties":true');
   });
 });

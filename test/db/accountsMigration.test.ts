@@ -148,7 +148,8 @@ describe('migration 009 (accounts) on a database the previous version filled', (
     const replay = await server.request('/v1/store/orders', { ...retry, key: keys.pro.key });
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.body).toEqual(keyedOrder);
+    // The saved answer, as the document now shapes an Order: with the hold migration 014 gave it.
+    expect(replay.body).toEqual({ ...keyedOrder, expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
     // Another account's request with the same Idempotency-Key is its own: the pet is taken.
     const other = await server.request('/v1/store/orders', { ...retry, key: keys.enterprise.key });
     expect(other.status).toBe(409);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteExpired } from '../../src/db/retention.js';
+import { deleteOldEvents, deleteOldIdempotencyKeys } from '../../src/db/retention.js';
 import { EVENT_RETENTION_DAYS, IDEMPOTENCY_RETENTION_HOURS } from '../../src/limits.js';
 import { createEndpoint, startReceiver, waitForEvents, WEBHOOK_TEST_ENV, type Receiver } from '../helpers/events.js';
 import { waitFor } from '../helpers/poll.js';
@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from '../helpers/testServer.js';
  * their recipients and delivery attempts, Idempotency-Keys older than 24 hours. Ages are made by
  * moving created_at back in the database, so no test waits for them.
  */
-describe('retention (deleteExpired)', () => {
+describe('retention (deleteOldEvents, deleteOldIdempotencyKeys)', () => {
   let server: TestServer;
   let receiver: Receiver;
   let key: string;
@@ -37,7 +37,7 @@ describe('retention (deleteExpired)', () => {
     await age('events', `${EVENT_RETENTION_DAYS} days 1 minute`, id(old!));
     await age('events', `${EVENT_RETENTION_DAYS - 1} days`, id(young!));
 
-    expect((await deleteExpired(server.app.database.pool)).events).toBe(1);
+    expect(await deleteOldEvents(server.app.database.pool, new Date())).toBe(1);
 
     expect((await server.request(`/v1/events/${old!.id}`, { key })).status).toBe(404);
     expect((await server.request(`/v1/events/${young!.id}`, { key })).status).toBe(200);
@@ -54,7 +54,7 @@ describe('retention (deleteExpired)', () => {
     await age('idempotency_keys', `${IDEMPOTENCY_RETENTION_HOURS} hours 1 minute`, 'retention-old', 'key');
     await age('idempotency_keys', `${IDEMPOTENCY_RETENTION_HOURS - 1} hours`, 'retention-young', 'key');
 
-    expect((await deleteExpired(server.app.database.pool)).idempotencyKeys).toBe(1);
+    expect(await deleteOldIdempotencyKeys(server.app.database.pool, new Date())).toBe(1);
 
     const again = { old: await create('retention-old'), young: await create('retention-young') };
     expect(again.old.status).toBe(201);

@@ -1,5 +1,7 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -7,6 +9,7 @@ import { createKey } from '../helpers/apiKeys.js';
 import { waitFor } from '../helpers/poll.js';
 import { canConnect, freePort } from '../helpers/ports.js';
 import { scratchDir } from '../helpers/scratchDir.js';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
 import { countOutcomes, getOnce } from '../helpers/oneShot.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
@@ -135,4 +138,59 @@ describe('npm start stopped by a signal, with 80 requests in the listen queue', 
     expect(lines(s.log(), /SIGTERM: a second signal, exiting without finishing the drain/)).toHaveLength(1);
     expect(await canConnect(s.port)).toBe(false);
   }, 90_000);
+});
+
+/** Whether process `pid` has ended (a zombie nobody reaped yet counts: it runs nothing). */
+function ended(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  return / Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/\(.*\)/, ''));
+}
+
+describe('npm start at a terminal that closes', () => {
+  beforeAll(() => promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: projectRoot, timeout: 180_000 }), 240_000);
+
+  it('stops listening and exits, and its embedded PostgreSQL stops, within the drain plus 5 s (SIGHUP, its stdout gone)', async () => {
+    const dataDir = await scratchDir('as-npm-tty-');
+    const port = await freePort();
+    const drainSeconds = 1;
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name)));
+    const env = {
+      ...inherited,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      METRICS_PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DRAIN_SECONDS: String(drainSeconds),
+    };
+    // script(1) runs `npm start` (built above: --ignore-scripts skips the prestart build) on a
+    // pseudo-terminal whose master it holds, as a terminal window does: killing it closes the terminal.
+    const tty = spawn('script', ['-qfec', 'npm start --ignore-scripts', '/dev/null'], { cwd: projectRoot, env });
+    let out = '';
+    tty.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    tty.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const running = () => spawnSync('pgrep', ['-f', dataDir], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
+    onTestFinished(async () => {
+      tty.kill('SIGKILL');
+      for (const pid of running()) process.kill(pid, 'SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    expect(await waitFor(async () => (await getOnce(port, '/readyz')).status === 200, 90_000, 200), out).toBe(true);
+    expect(await waitFor(() => /"pid":\d+/.test(out), 5000), out).toBe(true); // its log lines, each with its pid, at least once a second
+    const serverPid = Number(/"pid":(\d+)/.exec(out)?.[1]);
+    const postmasterPid = path.join(dataDir, 'postmaster.pid');
+    const postgresPid = Number((await readFile(postmasterPid, 'utf8')).split('\n')[0]);
+    expect(ended(serverPid)).toBe(false);
+    expect(ended(postgresPid)).toBe(false);
+
+    tty.kill('SIGKILL'); // the terminal closes: the kernel hangs up its session (SIGHUP), and writes to it fail (EIO)
+    const stopped = await waitFor(() => ended(serverPid) && ended(postgresPid) && !existsSync(postmasterPid), (drainSeconds + 5) * 1000, 50);
+    expect(stopped, `left running: ${running().join(', ')}\n${out}`).toBe(true);
+    expect(running()).toEqual([]); // nothing started for the store either (the process that runs PostgreSQL)
+    expect(await canConnect(port)).toBe(false);
+  }, 150_000);
 });

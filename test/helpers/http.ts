@@ -1,3 +1,4 @@
+import net from 'node:net';
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -38,4 +39,25 @@ export async function send(url: string, opts: RequestOptions, defaultKey: string
     /* not JSON: left as text for the assertion that follows */
   }
   return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/**
+ * Sends `request` as written on a fresh connection to `baseUrl`; the first whole answer, or what
+ * came before the connection closed or `ms` passed (a keep-alive connection would stay open).
+ */
+export function rawExchange(baseUrl: string, request: string, ms = 2000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(new URL(baseUrl).port), '127.0.0.1', () => socket.write(request));
+    let data = '';
+    const done = () => (socket.destroy(), resolve(data));
+    const timer = setTimeout(done, ms);
+    socket.on('data', (d) => {
+      data += d;
+      const head = data.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: (\d+)/i.exec(data)?.[1];
+      if (head >= 0 && length !== undefined && data.length >= head + 4 + Number(length)) (clearTimeout(timer), done());
+    });
+    socket.on('end', () => (clearTimeout(timer), done()));
+    socket.on('error', () => (clearTimeout(timer), done()));
+  });
 }

@@ -10,8 +10,8 @@ type PetStatus = components['schemas']['PetStatus'];
  * Pets whose status disagrees with their orders, written from the allowed states (not the
  * migration's view, so a mistake there cannot hide one here): a pet with orders is live and
  * pending with exactly one placed order and none completed, or sold with exactly one
- * completed and none placed. Pets without orders, or with only cancelled ones, are outside
- * the workflow.
+ * completed and none placed. Pets without orders, or with only cancelled or expired ones, are
+ * outside the workflow.
  */
 export const STATUS_DISAGREEMENTS = `
   SELECT p.id, p.status,

@@ -1,26 +1,9 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
+import { rawExchange as sendRaw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
-/** Sends `request` as written on a fresh connection; what came back, up to the connection's close (or `ms`). */
-function rawExchange(server: TestServer, request: string, ms = 2000): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(new URL(server.baseUrl).port), '127.0.0.1', () => socket.write(request));
-    let data = '';
-    const done = () => (socket.destroy(), resolve(data));
-    const timer = setTimeout(done, ms);
-    socket.on('data', (d) => {
-      data += d;
-      // One answer is all these tests want; a keep-alive connection would stay open.
-      const head = data.indexOf('\r\n\r\n');
-      const length = /\r\ncontent-length: (\d+)/i.exec(data)?.[1];
-      if (head >= 0 && length !== undefined && data.length >= head + 4 + Number(length)) (clearTimeout(timer), done());
-    });
-    socket.on('end', () => (clearTimeout(timer), done()));
-    socket.on('error', () => (clearTimeout(timer), done()));
-  });
-}
+const rawExchange = (server: TestServer, request: string, ms = 2000) => sendRaw(server.baseUrl, request, ms);
 
 /** The status and Error body of a raw answer. */
 function parse(raw: string): { status: number; body: unknown; headers: string } {

@@ -1,6 +1,6 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
+import { rawExchange as sendRaw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 /*
@@ -19,23 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-/** Sends `request` as written on a fresh connection; the first answer, or what came before the close. */
-function rawExchange(request: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(new URL(server.baseUrl).port), '127.0.0.1', () => socket.write(request));
-    let data = '';
-    const done = () => (socket.destroy(), resolve(data));
-    const timer = setTimeout(done, 10_000); // only a hang: Node's own deadlines answer within 2 s
-    socket.on('data', (d) => {
-      data += d;
-      const head = data.indexOf('\r\n\r\n');
-      const length = /\r\ncontent-length: (\d+)/i.exec(data)?.[1];
-      if (head >= 0 && length !== undefined && data.length >= head + 4 + Number(length)) (clearTimeout(timer), done());
-    });
-    socket.on('end', () => (clearTimeout(timer), done()));
-    socket.on('error', () => (clearTimeout(timer), done()));
-  });
-}
+// only a hang: Node's own deadlines answer within 2 s
+const rawExchange = (request: string) => sendRaw(server.baseUrl, request, 10_000);
 
 /** The status, Error code and rate-limit fields of a raw answer (null: absent). */
 function answer(raw: string) {

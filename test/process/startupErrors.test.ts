@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { anotherServer } from '../../src/db/embeddedOwner.js';
 import { explainDataDirFailure, explainPostgresFailure } from '../../src/db/openErrors.js';
 import { explainListenFailure } from '../../src/process/startup.js';
 import { StartupError } from '../../src/startupError.js';
@@ -63,6 +64,18 @@ describe('a DATA_DIR the embedded store cannot use', () => {
 
   it('leaves other failures alone', () => {
     expect(explainDataDirFailure(failure('EIO'), '/srv/data')).toBeUndefined();
+  });
+});
+
+describe('a second server on one embedded store', () => {
+  it.each([
+    [{ pid: 1234, port: 3000 }, 'Another Animal Store server (pid 1234, port 3000) is already running'],
+    [{ pid: 1234 }, 'Another Animal Store server (pid 1234) is already running'],
+    ['alive' as const, 'Another Animal Store server is already running'],
+  ])('names the first (%j: its pid and port, what it told), the DATA_DIR, and what to do', (owner, start) => {
+    const message = anotherServer(owner, './data');
+    expect(message).toBe(`${start} on the embedded PostgreSQL in ./data; stop it, or start this one with another DATA_DIR (or a DATABASE_URL).`);
+    expectSentences(message);
   });
 });
 

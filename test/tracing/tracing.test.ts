@@ -112,7 +112,7 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // The pet and its event in one statement, in a transaction that would also hold its delivery jobs (none here).
     expect(statements(create)).toEqual([
       ['BEGIN', 'BEGIN'],
-      ['WITH', expect.stringMatching(/^WITH pet AS \(INSERT INTO pets \(name, category_id, status, created_by\) SELECT \$1, \$2, \$3, \$4 .* INSERT INTO events /)],
+      ['WITH', expect.stringMatching(/^WITH pet AS \(INSERT INTO pets \(name, category_id, status, created_by\) VALUES \(\$1, \$2, \$3, \$4\) .* INSERT INTO events /)],
       ['COMMIT', 'COMMIT'],
     ]);
     expect(statements(continued)).toEqual([['SELECT', expect.stringMatching(/ FROM pets WHERE id > \$1 AND deleted_at IS NULL ORDER BY id LIMIT \$2$/)]]);
