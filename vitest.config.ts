@@ -23,6 +23,7 @@ const UNIT = [
   'test/docs/links.test.ts',
   'test/jobs/fairWorkers.test.ts',
   'test/http/corsPolicy.test.ts',
+  'test/architecture/imports.test.ts',
 ];
 /** The service and its commands, each in a process of its own: `npm run test:processes`. */
 const PROCESSES = [

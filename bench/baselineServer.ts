@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { PgBoss } from 'pg-boss';
 import pg from 'pg';
-import { enqueueDeliveries } from '../src/jobs/queue.js';
+import { enqueueDeliveries } from '../src/webhooks/queue.js';
 import * as orders from '../src/orders/sql.js';
 import { CREATE_WITH_EVENT, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from '../src/pets/sql.js';
 
@@ -34,7 +34,7 @@ app.get<{ Params: { id: string } }>('/pets/:id', async (request, reply) => {
 });
 
 /**
- * The statement pg-boss runs for the service's delivery jobs (src/jobs/queue.ts), taken once from
+ * The statement pg-boss runs for the service's delivery jobs (src/webhooks/queue.ts), taken once from
  * pg-boss itself at start (the service has made its queue): requests run it on the pool directly.
  */
 async function jobInsertStatement(): Promise<string> {

@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import pg from 'pg';
-import { DELIVERY_QUEUE } from '../src/jobs/queue.js';
+import { DELIVERY_QUEUE } from '../src/webhooks/queue.js';
 import { measure, percentile, type Arm, type Measurement } from './load.js';
 import type { Receiver } from './receiver.js';
 

@@ -1,13 +1,18 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import accountsPlugin from './accounts/plugin.js';
+import { accountsRepository } from './accounts/repository.js';
 import { routerErrors } from './api/gate.js';
 import apiPlugin from './api/plugin.js';
 import authenticationPlugin from './auth/plugin.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import databasePlugin from './db/plugin.js';
+import { retentionSchedules } from './db/retention.js';
 import docsPlugin from './docs/plugin.js';
 import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
+import { eventsRepository, type EventRecorder } from './events/repository.js';
 import healthPlugin from './health/plugin.js';
 import corsPlugin from './http/cors.js';
 import { corsPolicy } from './http/corsPolicy.js';
@@ -15,14 +20,24 @@ import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
 import jobsPlugin from './jobs/plugin.js';
+import type { Schedule } from './jobs/schedules.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
 import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
+import { orderExpirySchedule } from './orders/expiry.js';
 import shutdownPlugin from './process/shutdown.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
 import tracingPlugin from './tracing/plugin.js';
+import webhooksPlugin from './webhooks/plugin.js';
+
+/**
+ * The service's scheduled work (docs/ARCHITECTURE.md), each sweep from what owns it: order holds
+ * every minute (orders/expiry.ts), retention hourly (db/retention.ts). buildApp gives them to the
+ * scheduler (app.jobs.schedule).
+ */
+export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [orderExpirySchedule(pool, events), ...retentionSchedules(pool)];
 
 export interface AppOptions {
   /** Time for everything that counts or caches; tests pass a clock they move. */
@@ -34,8 +49,8 @@ export interface AppOptions {
 /**
  * Builds the whole service as a tree of plugins, ready to listen (docs/ARCHITECTURE.md):
  * root: errors, the arrival hook, shutdown, protocol answers, CORS, the request line and
- * metrics (whose listener is their own), and the shared capabilities (database,
- * authentication, rate limit); beside each other: health, docs, and the API under its
+ * metrics (whose listener is their own), the shared capabilities (database,
+ * authentication, accounts, rate limit) and background work (jobs, webhooks); beside each other: health, docs, and the API under its
  * base path, whose gate alone authenticates and counts.
  */
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -78,10 +93,15 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   });
   await app.register(databasePlugin, { config });
   // Identification and counting: what the API's gate (api/gate.ts) runs, also for router errors under /v1.
-  await app.register(authenticationPlugin, { clock });
+  // Authentication asks a key store of its own shape (auth/keyStore.ts); the accounts repository is it.
+  await app.register(authenticationPlugin, { clock, keys: accountsRepository });
+  await app.register(accountsPlugin);
   await app.register(rateLimitPlugin, { config, clock });
-  // Background work: the job queue, the scheduled sweeps and webhook workers (jobs/), beside the API that enqueues.
-  await app.register(jobsPlugin, { config, clock });
+  // Background work, beside the API that enqueues: the job queue and scheduler (jobs/), webhook delivery in it
+  // (webhooks/; its workers stop, finishing what they hold, within a delivery's timeout and 5 s), and the sweeps.
+  await app.register(jobsPlugin, { config, clock, stopTimeoutMs: config.webhooks.timeoutMs + 5000 });
+  await app.register(webhooksPlugin, { config });
+  for (const { queue, cron, run } of serviceSchedules(app.database.pool, eventsRepository(app.database.pool, app.jobs.boss))) await app.jobs.schedule(queue, cron, run);
 
   await app.register(healthPlugin);
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { envSchema } from 'env-schema';
 import type { FromSchema } from 'json-schema-to-ts';
-import { parseRedisUrl } from './ratelimit/redisUrl.js';
-import type { Quota } from './ratelimit/store.js';
+import { parseRedisUrl } from './configParts/redisUrl.js';
+import type { Quota } from './configParts/quota.js';
 import { StartupError } from './startupError.js';
 
 // `description` (for a pattern) and `examples` are what a message says is allowed (invalidVariables below).

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/apiKey.js';
+import type { ApiKeyIdentity, KeyChanges, KeyStore } from '../auth/keyStore.js';
 import { withTransaction } from '../db/transaction.js';
 import { MAX_LIVE_KEYS_PER_ACCOUNT } from '../limits.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
@@ -19,28 +20,8 @@ export const PLANS = Object.keys(planSet) as Plan[];
 /** Every scope: what an account's first key holds. */
 export const SCOPES = Object.keys(scopeSet) as Scope[];
 
-/** What the service knows about an authenticated caller. */
-export interface ApiKeyIdentity {
-  /** The key's id. */
-  id: number;
-  accountId: number;
-  plan: Plan;
-  /** Set for enterprise accounts only; other plans take their limits from configuration. */
-  perMinute: number | null;
-  perDay: number | null;
-  /** Placed orders the account may hold at once, when set for it (enterprise); else its plan's. */
-  maxOpenOrders: number | null;
-  scopes: Scope[];
-  /** When the key stops working (ms since the epoch), judged by the service's clock; null if never. */
-  expiresAt: number | null;
-}
-
-/** Prefixes (13 hex digits of the hash) of the unrevoked keys changed by transactions the last read could not see, and what this read saw. */
-export interface KeyChanges {
-  /** The snapshot read in (pg_snapshot's text, `xmin:xmax:xip,…`): the next read takes what it could not see. */
-  snapshot: string;
-  active: string[];
-}
+/** Authentication's view of keys (auth/keyStore.ts): this repository is its KeyStore (app.ts passes it in). */
+export type { ApiKeyIdentity, KeyChanges };
 
 /** A key as the operator's CLI lists it. */
 export interface KeyListing {
@@ -256,3 +237,6 @@ export function accountsRepository(pool: pg.Pool) {
 }
 
 export type AccountsRepository = ReturnType<typeof accountsRepository>;
+
+// The repository answers what authentication asks of a key store (a type error here if they part).
+accountsRepository satisfies (pool: pg.Pool) => KeyStore;

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { Scope } from '../accounts/repository.js';
+import type { components } from '../../generated/openapi.js';
 import { authorize } from '../auth/plugin.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a key needs for the route's operation: its x-required-scope (set by api/routes.ts; none: not secured). */
-    scope?: Scope;
+    scope?: components['schemas']['Scope'];
   }
 }
 

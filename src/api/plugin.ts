@@ -66,7 +66,7 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     ...orderHandlers({ orders: ordersRepository(pool, events, { holdSeconds: config.orderHoldSeconds, clock: opts.clock }), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
     ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}`, seriesBoundSeconds: seriesBoundSeconds(config.webhooks) }),
     ...webhookHandlers({
-      webhooks: webhooksRepository(pool, app.jobs.secrets),
+      webhooks: webhooksRepository(pool, app.webhooks.secrets),
       allowPrivateTargets: config.webhooks.allowPrivateTargets,
       urls: { list: (query) => `${urlOf('listWebhookEndpoints')}?${query}`, deliveries: (id, query) => `${deliveriesUrl.replace('{endpointId}', String(id))}?${query}` },
     }),

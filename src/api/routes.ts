@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
-import type { Scope } from '../accounts/repository.js';
+import type { components } from '../../generated/openapi.js';
 import { continueIfExpected } from '../http/lingeringClose.js';
 import { errors } from '../errors/apiError.js';
 import { operationsById, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
@@ -32,7 +32,7 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
     const unsupported = [...schemes].filter((s) => s !== 'bearerAuth');
     if (unsupported.length > 0) throw new Error(`Operation ${operationId} uses unsupported security scheme(s): ${unsupported.join(', ')}`);
     // Every operation names the scope a key needs (x-required-scope); one without stops start-up rather than go unchecked.
-    const scope = operation['x-required-scope'] as Scope | undefined;
+    const scope = operation['x-required-scope'] as components['schemas']['Scope'] | undefined;
     if (schemes.size > 0 && !scope) throw new Error(`Operation ${operationId} declares no x-required-scope`);
     const headers = documentedHeaders(operation, opts.urlOf);
     const requestBody = operation.requestBody as { required?: boolean; content: Record<string, unknown> } | undefined;

@@ -1,4 +1,4 @@
-import type { KeyChanges } from '../accounts/repository.js';
+import type { KeyChanges } from './keyStore.js';
 
 /** 52 bits of a SHA-256 (13 hex digits): a JS number, so a million keys take ~37 MB in a Set. */
 const prefixOf = (hash: string) => Number.parseInt(hash.slice(0, 13), 16);

@@ -1,13 +1,14 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
+import type { components } from '../../generated/openapi.js';
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { insufficientScope, invalidKey, missingKey, serviceUnavailable, type ApiError } from '../errors/apiError.js';
-import { accountsRepository, type AccountsRepository, type ApiKeyIdentity, type Scope } from '../accounts/repository.js';
 import { KEY_CACHE_TTL_MS, KEY_INDEX_REFRESH_MS, KEY_USAGE_FLUSH_MS } from '../limits.js';
 import { bearerKey, hashApiKey } from './apiKey.js';
 import { startKeyIndex } from './keyIndex.js';
+import type { ApiKeyIdentity, KeyStoreOn } from './keyStore.js';
 import { startKeyUsage } from './keyUsage.js';
 
 declare module 'fastify' {
@@ -18,8 +19,8 @@ declare module 'fastify' {
     credentials?: 'missing' | 'invalid' | 'valid';
   }
   interface FastifyInstance {
-    /** Accounts and their API keys in the database (the account handlers, the CLI's and tests' door too); a key made here is accepted here at once. */
-    accounts: AccountsRepository;
+    /** Tells this instance's index of issued keys of a key just made here, so it is accepted here at once (accounts/plugin.ts calls it). */
+    keyIssued(secret: string): void;
     /** Writes the keys' pending lastUsedAt now rather than at the next flush (tests). */
     flushKeyUsage(): Promise<void>;
     /** Sets request.apiKey and request.credentials: at once without a well-formed key, else a promise (503 if the database is down). */
@@ -31,7 +32,7 @@ declare module 'fastify' {
  * Whether the identified caller may use an operation secured by bearerAuth whose
  * `x-required-scope` is `scope`: the error to answer, if not (the API's gate asks, api/gate.ts).
  */
-export function authorize(request: FastifyRequest, scope: Scope): ApiError | undefined {
+export function authorize(request: FastifyRequest, scope: components['schemas']['Scope']): ApiError | undefined {
   const key = request.apiKey;
   if (key) return key.scopes.includes(scope) ? undefined : insufficientScope(scope);
   return request.credentials === 'invalid' ? invalidKey() : missingKey();
@@ -61,8 +62,8 @@ function logFailures<A extends unknown[], T>(log: FastifyBaseLogger, read: (...a
  * operation's security does that.
  */
 export default fp(
-  async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock }) {
-    const repository = accountsRepository(app.database.pool);
+  async function authenticationPlugin(app: FastifyInstance, opts: { clock: Clock; keys: KeyStoreOn }) {
+    const repository = opts.keys(app.database.pool);
     const index = await startKeyIndex(
       logFailures(app.log, repository.changesSince, 'reading API key changes failed: keys not seen before answer 503 until it works', 'reading API key changes works again'),
       KEY_INDEX_REFRESH_MS,
@@ -73,20 +74,7 @@ export default fp(
     app.addHook('preClose', () => usage.stop());
     app.decorate('flushKeyUsage', usage.flush);
     // A key made here is accepted here at once, not at the index's next refresh.
-    const indexed = <T extends { secret: string }>(key: T) => (index.add(hashApiKey(key.secret)), key);
-    app.decorate('accounts', {
-      ...repository,
-      createAccount: async (...args) => {
-        const created = await repository.createAccount(...args);
-        indexed(created.key);
-        return created;
-      },
-      createKey: async (...args) => {
-        const key = await repository.createKey(...args);
-        return key && indexed(key);
-      },
-      rollKey: async (...args) => indexed(await repository.rollKey(...args)),
-    } satisfies AccountsRepository);
+    app.decorate('keyIssued', (secret: string) => index.add(hashApiKey(secret)));
 
     const lookup = logFailures(app.log, repository.authenticate, 'verifying API keys failed: keys answer 503 until it works', 'verifying API keys works again');
     // Keyed by the key itself, so a known key costs neither a hash nor a round trip. An answer older

@@ -3,7 +3,7 @@ import { EVENT_RETENTION_DAYS, IDEMPOTENCY_RETENTION_HOURS } from '../limits.js'
 
 /*
  * What is past its documented retention, deleted at a given time (the scheduled sweeps pass their
- * clock's: jobs/schedules.ts; tests pass theirs). Each is one DELETE over a created_at index;
+ * clock's: `retentionSchedules`, given to the scheduler in app.ts; tests pass theirs). Each is one DELETE over a created_at index;
  * each returns how many rows it removed.
  */
 
@@ -18,3 +18,9 @@ export async function deleteOldEvents(pool: pg.Pool, at: Date): Promise<number> 
   const { rowCount } = await pool.query(`DELETE FROM events WHERE created_at < $1::timestamptz - make_interval(days => $2)`, [at, EVENT_RETENTION_DAYS]);
   return rowCount ?? 0;
 }
+
+/** The retention sweeps, hourly, in the shape the scheduler takes (jobs/schedules.ts's Schedule; app.ts registers them). */
+export const retentionSchedules = (pool: pg.Pool) => [
+  { queue: 'event-retention', cron: '0 * * * *', run: (at: Date) => deleteOldEvents(pool, at) },
+  { queue: 'idempotency-key-expiry', cron: '0 * * * *', run: (at: Date) => deleteOldIdempotencyKeys(pool, at) },
+];

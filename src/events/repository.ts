@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { withTransaction } from '../db/transaction.js';
 import { REDELIVERIES_PER_HOUR } from '../limits.js';
-import { enqueueDeliveries } from '../jobs/queue.js';
+import { enqueueDeliveries } from '../webhooks/queue.js';
 import { eventFrom } from './sql.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
 import { pageOf } from '../pagination/keysetPage.js';

@@ -1,104 +1,50 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { PgBoss } from 'pg-boss';
-import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { embeddedConnection } from '../db/embeddedPostgres.js';
-import { eventsRepository } from '../events/repository.js';
-import { secretBox, type SecretBox } from '../webhooks/secrets.js';
-import { startFairWorkers } from './fairWorkers.js';
-import { DELIVERY_QUEUE, startQueue, type DeliveryJob } from './queue.js';
-import { serviceSchedules, startSchedules } from './schedules.js';
-import { endpointExclusions, webhookDelivery } from './webhookDelivery.js';
+import { startQueue } from './queue.js';
+import { startSchedules, type Schedule } from './schedules.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Background work (docs/ARCHITECTURE.md): the job queue, and the box that seals webhook secrets. */
-    jobs: { boss: PgBoss; secrets: SecretBox };
+    /**
+     * Background work (docs/ARCHITECTURE.md): the job queue, whose queues and workers belong to what
+     * owns their jobs (webhooks/plugin.ts), and the scheduler, to which each sweep is given (app.ts).
+     */
+    jobs: {
+      boss: PgBoss;
+      /** Registers a sweep and this instance's worker for it (schedules.ts): `run` gets the time of `clock`. */
+      schedule(queue: string, cron: string, run: Schedule['run']): Promise<void>;
+      /** Stops, finishing what they hold, before pg-boss stops (the plugin's onClose). */
+      beforeStop(stop: (timeoutMs: number) => Promise<void>): void;
+    };
   }
 }
 
 /**
- * Starts the job queue in the service's database, the scheduled sweeps (jobs/schedules.ts, each
- * run at `clock`'s time) and this instance's webhook workers (WEBHOOK_CONCURRENCY at once; 0 runs
- * none here). Workers stop, finishing what they hold, before the database closes.
+ * Starts the job queue in the service's database, and stops it when the app closes, after the
+ * workers registered with `beforeStop` (each given `stopTimeoutMs` to finish what it holds).
  */
 export default fp(
-  async function jobsPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock }) {
-    const { webhooks } = opts.config;
-    const pool = app.database.pool;
+  async function jobsPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock; stopTimeoutMs: number }) {
     const { databaseUrl, dataDir } = opts.config;
     const boss = await startQueue(databaseUrl ? { connectionString: databaseUrl } : embeddedConnection(dataDir), {
-      timeoutMs: webhooks.timeoutMs,
       // Debug only: pg-boss retries on its own, and an outage is already reported once per interval by
       // the request path and readiness (errors/, health/); its workers would add a line per poll.
       onError: (err) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'job queue database error'),
     });
-    const secrets = secretBox(webhooks.secretKey);
-    if (!webhooks.secretKey) app.log.warn('WEBHOOK_SECRET_KEY is unset: webhook endpoint secrets are stored unencrypted (set it in production; docs/CONFIGURATION.md).');
-    app.decorate('jobs', { boss, secrets });
-    // Set once the workers start (below): they stop, finishing what they hold, before pg-boss does.
-    let workers: { stop(timeoutMs: number): Promise<void> } | undefined;
-    app.addHook('onClose', async () => {
-      const timeout = webhooks.timeoutMs + 5000;
-      await workers?.stop(timeout);
-      await boss.stop({ graceful: true, close: false, timeout });
-    });
-
-    const deliveries = new Counter({
-      name: 'animal_store_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome: delivered (2xx), failed (retried if attempts remain), disabled (the endpoint was disabled), skipped (endpoint gone or disabled, or attempt already made).',
-      labelNames: ['outcome'],
-      registers: [app.metricsRegistry],
-    });
-    const latency = new Histogram({
-      name: 'animal_store_webhook_commit_to_delivery_seconds',
-      help: "Seconds from an event's change (its transaction's start) to a 2xx from the endpoint, for every successful attempt.",
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600, 86400],
-      registers: [app.metricsRegistry],
-    });
-    new Gauge({
-      name: 'animal_store_webhook_queue_depth',
-      help: 'Webhook delivery jobs waiting (due or scheduled for a retry) and running, across all instances.',
-      labelNames: ['state'],
-      registers: [app.metricsRegistry],
-      async collect() {
-        // pg-boss's job table (its documented schema, docs/sql/job-table.md), read when scraped.
-        const { rows } = await pool.query<{ waiting: number; active: number }>(
-          `SELECT count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS waiting, count(*) FILTER (WHERE state = 'active')::int AS active
-             FROM pgboss.job WHERE name = $1`,
-          [DELIVERY_QUEUE],
-        );
-        this.set({ state: 'waiting' }, rows[0]!.waiting);
-        this.set({ state: 'active' }, rows[0]!.active);
-      },
-    });
-
-    await startSchedules(boss, serviceSchedules(pool, eventsRepository(pool, boss)), opts.clock);
-
-    if (webhooks.concurrency === 0) return;
-    const exclusions = endpointExclusions(pool);
-    const deliver = webhookDelivery(pool, boss, secrets, webhooks, exclusions.paused);
-    // Shares of this instance's workers (docs/WEBHOOKS.md, "Fair delivery"): one account's endpoints, however
-    // many and however slow, hold at most `perAccount` of them while other accounts' deliveries are due, and one
-    // endpoint at most `perEndpoint`, so endpoints that hang until the timeout cannot hold up their own account's
-    // others either (test/faults/webhooksHostile.test.ts, webhooksFairness.test.ts).
-    workers = startFairWorkers<DeliveryJob>(
+    const stops: Array<(timeoutMs: number) => Promise<void>> = [];
+    app.decorate('jobs', {
       boss,
-      DELIVERY_QUEUE,
-      { concurrency: webhooks.concurrency, perAccount: webhooks.perAccount, perGroup: webhooks.perEndpoint, pollMs: webhooks.pollSeconds * 1000 },
-      {
-        excluded: exclusions.excluded,
-        async run(job) {
-          const { outcome, createdAt } = await deliver(job.data);
-          deliveries.inc({ outcome });
-          if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
-        },
-        // As pg-boss's own errors above: an outage is reported by the request path and readiness.
-        onError: (err) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'webhook worker database error'),
-      },
-    );
+      schedule: (queue, cron, run) => startSchedules(boss, [{ queue, cron, run }], opts.clock),
+      beforeStop: (stop) => void stops.push(stop),
+    });
+    app.addHook('onClose', async () => {
+      await Promise.all(stops.map((stop) => stop(opts.stopTimeoutMs)));
+      await boss.stop({ graceful: true, close: false, timeout: opts.stopTimeoutMs });
+    });
   },
-  { name: 'jobs', dependencies: ['database', 'metrics'] },
+  { name: 'jobs', dependencies: ['database'] },
 );

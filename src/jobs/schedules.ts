@@ -1,11 +1,10 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Clock } from '../clock.js';
-import { deleteOldEvents, deleteOldIdempotencyKeys } from '../db/retention.js';
-import type { EventRecorder } from '../events/repository.js';
-import { expireDueOrders } from '../orders/expiry.js';
 
-/** A sweep pg-boss's scheduler runs: one job per cron occurrence across every instance, taken by one worker. */
+/**
+ * A sweep pg-boss's scheduler runs: what owns the work registers it (app.jobs.schedule, jobs/plugin.ts;
+ * the service's list is in app.ts), one job per cron occurrence across every instance, taken by one worker. */
 export interface Schedule {
   /** The pg-boss queue, also the schedule's name. */
   queue: string;
@@ -14,13 +13,6 @@ export interface Schedule {
   /** The sweep itself, at a time its caller gives (a test's clock, or the instance's). */
   run(at: Date): Promise<unknown>;
 }
-
-/** The service's scheduled work: order holds every minute, retention hourly (docs/ARCHITECTURE.md). */
-export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [
-  { queue: 'order-expiry', cron: '* * * * *', run: (at) => expireDueOrders(pool, events, at) },
-  { queue: 'event-retention', cron: '0 * * * *', run: (at) => deleteOldEvents(pool, at) },
-  { queue: 'idempotency-key-expiry', cron: '0 * * * *', run: (at) => deleteOldIdempotencyKeys(pool, at) },
-];
 
 /**
  * Registers each schedule (an upsert: every instance writes the same row at start) and this

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { EventRecorder } from '../events/repository.js';
 import type { Pet } from '../pets/repository.js';
 import { withTransaction } from '../db/transaction.js';
+import type { Schedule } from '../jobs/schedules.js';
 import type { Order } from './repository.js';
 import { EXPIRE_DUE } from './sql.js';
 
@@ -31,3 +32,10 @@ export async function expireDueOrders(pool: pg.Pool, events: EventRecorder, at: 
     if (n < batch) return expired;
   }
 }
+
+/** The sweep that expires holds, every minute (the hold itself is exact: sql.ts); app.ts gives it to the scheduler (app.jobs.schedule). */
+export const orderExpirySchedule = (pool: pg.Pool, events: EventRecorder): Schedule => ({
+  queue: 'order-expiry',
+  cron: '* * * * *',
+  run: (at) => expireDueOrders(pool, events, at),
+});

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
-import type { Plan } from '../accounts/repository.js';
+import type { components } from '../../generated/openapi.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { applyRateLimit } from './headers.js';
@@ -13,7 +13,7 @@ import type { HitResult, RateLimitStore, WindowCounts } from './store.js';
 declare module 'fastify' {
   interface FastifyRequest {
     /** What the limiter decided, for the log line and the metrics (plan `anonymous`: counted by client address). */
-    rateLimit?: { outcome: 'allowed' | 'limited' | 'banned'; plan: Plan | 'anonymous'; limit: number; remaining: number; mode: ReturnType<RateLimitStore['mode']> };
+    rateLimit?: { outcome: 'allowed' | 'limited' | 'banned'; plan: components['schemas']['Plan'] | 'anonymous'; limit: number; remaining: number; mode: ReturnType<RateLimitStore['mode']> };
   }
   interface FastifyInstance {
     /** Rate-limit counters: in Redis when REDIS_URL is set (shared by instances), else in this process. */

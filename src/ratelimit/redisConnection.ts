@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import { parseRedisUrl } from './redisUrl.js';
+import { parseRedisUrl } from '../configParts/redisUrl.js';
 
 const SLOTS = 16_384;
 

@@ -8,7 +8,7 @@ import { createRedisHit, redisKeys } from './redisHit.js';
 import type { RateLimitStore } from './store.js';
 
 /**
- * Counters and bans in Redis (one node or a cluster, see redisUrl.ts), shared by every
+ * Counters and bans in Redis (one node or a cluster, see configParts/redisUrl.ts), shared by every
  * instance; windows follow the instances' clocks (keep them NTP-synchronised). A request
  * never waits for Redis longer than `timeoutMs`: past it, or on any error, the breaker opens
  * and this instance counts alone (fallback.ts) until Redis answers again. Meanwhile a quota

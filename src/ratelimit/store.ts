@@ -1,8 +1,7 @@
-/** What a rate-limit store counts against, and what it answers. */
-export interface Quota {
-  perMinute: number;
-  perDay: number;
-}
+import type { Quota } from '../configParts/quota.js';
+
+/** What a rate-limit store counts against (its type lives beside config.ts, which reads it), and what it answers. */
+export type { Quota };
 
 export interface BanPolicy {
   /** More refused requests than this within one clock minute starts a ban. */

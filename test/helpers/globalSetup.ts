@@ -8,7 +8,7 @@ import { LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from './probes.js';
 import { canStartRedisCluster } from './redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
 import { startEmbedded } from '../../src/db/embeddedPostgres.js';
-import { startQueue } from '../../src/jobs/queue.js';
+import { startQueue } from '../../src/webhooks/queue.js';
 import { projectRoot } from '../../src/paths.js';
 import { cleanUpRun, createRunDir, deadRuns, testRun, type CleanUp, type TestRun } from './testRun.js';
 

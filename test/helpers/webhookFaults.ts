@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { DELIVERY_QUEUE } from '../../src/jobs/queue.js';
+import { DELIVERY_QUEUE } from '../../src/webhooks/queue.js';
 import { waitFor } from './poll.js';
 
 /** Settings for webhook fault runs on server processes: local receivers allowed, a quick poll, a known sealing key. */
@@ -126,7 +126,7 @@ export async function waitForDistinct(receiver: CountingReceiver, count: number,
 /**
  * Waits (bounded, to tell a hang) until the delivery queue in `databaseUrl` has settled for the
  * endpoints `endpointIds`: no job of theirs waiting, scheduled for a retry or running, in pg-boss's
- * job table (its documented schema, read as src/jobs/plugin.ts reads it). A job leaves 'active' only
+ * job table (its documented schema, read as src/webhooks/plugin.ts reads it). A job leaves 'active' only
  * once its request has been answered or cut off, so whatever those endpoints are to hear they have
  * heard by then: a receiver's counts are final, a late duplicate included. `states`: only jobs in
  * these (['active']: none running, though some may wait, as a paused endpoint's do).

@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import { TestClock } from 'pg-boss';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startQueue } from '../../src/jobs/queue.js';
+import { startQueue } from '../../src/webhooks/queue.js';
 import { startSchedules, type Schedule } from '../../src/jobs/schedules.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 

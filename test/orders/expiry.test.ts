@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsRepository } from '../../src/events/repository.js';
-import { serviceSchedules } from '../../src/jobs/schedules.js';
+import { serviceSchedules } from '../../src/app.js';
 import { expireDueOrders } from '../../src/orders/expiry.js';
 import { manualClock, type ManualClock } from '../helpers/clock.js';
 import { createEndpoint, readAllEvents, startReceiver, WEBHOOK_TEST_ENV, type EventBody, type Receiver } from '../helpers/events.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/poll.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redisCluster.js';
 import { loadConfig } from '../../src/config.js';
-import { parseRedisUrl } from '../../src/ratelimit/redisUrl.js';
+import { parseRedisUrl } from '../../src/configParts/redisUrl.js';
 import { manualClock } from '../helpers/clock.js';
 import { withoutRedisCluster } from '../helpers/services.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';

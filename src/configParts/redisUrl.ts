@@ -2,7 +2,7 @@
  * What REDIS_URL names: one Redis (`redis://`, `rediss://`, as ioredis reads them) or a
  * Redis Cluster by its seed nodes: `redis+cluster://[user:password@]host1:port1,host2:port2`
  * (`rediss+cluster://` for TLS). The seeds only bootstrap: the client learns every master
- * from them, so any reachable one will do. No ioredis import here: config.ts validates with it.
+ * from them, so any reachable one will do. No ioredis import here, nor any import: config.ts validates with it (configParts/ holds what config.ts needs and the rooms that read the configuration share).
  */
 const CLUSTER = /^(rediss?)\+cluster:\/\/(?:([^@/?#]*)@)?([^@/?#]+)\/?$/;
 // host:port, with an IPv6 host in brackets; the port may be left out (6379).

@@ -2,8 +2,8 @@ import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../db/transaction.js';
-import type { SecretBox } from '../webhooks/secrets.js';
-import { postWebhook, type Attempt } from '../webhooks/send.js';
+import type { SecretBox } from './secrets.js';
+import { postWebhook, type Attempt } from './send.js';
 import { enqueueDeliveries, type DeliveryJob } from './queue.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
 
@@ -23,7 +23,7 @@ const MAX_PAUSE_SECONDS = 3600;
 const PAUSED_READ_MS = 1000;
 
 /**
- * Endpoints whose deliveries may not be taken now (fairWorkers.ts leaves them out): those paused
+ * Endpoints whose deliveries may not be taken now (jobs/fairWorkers.ts leaves them out): those paused
  * by their circuit breaker, and every endpoint of the accounts at their share of the workers. The
  * paused ones are read at most once a second (and an endpoint this instance pauses is added at
  * once), so a delivery costs no extra round trip unless an account is at its share.
