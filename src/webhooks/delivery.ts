@@ -25,18 +25,25 @@ const PAUSED_READ_MS = 1000;
 /**
  * Endpoints whose deliveries may not be taken now (jobs/fairWorkers.ts leaves them out): those paused
  * by their circuit breaker, and every endpoint of the accounts at their share of the workers. The
- * paused ones are read at most once a second (and an endpoint this instance pauses is added at
- * once), so a delivery costs no extra round trip unless an account is at its share.
+ * paused ones are read at most once a second, so a delivery costs no extra round trip unless an
+ * account is at its share; an endpoint this instance pauses is left out at once, until its pause
+ * ends, whatever a read begun before that pause committed says. (A delivery taken all the same
+ * finds the pause when it loads, and waits it out: webhookDelivery.)
  */
 export function endpointExclusions(pool: pg.Pool, now: () => number = Date.now) {
   let paused: string[] = [];
   let readAt = -Infinity;
+  const pausedHere = new Map<string, number>();
+  const withPausedHere = (ids: string[]) => {
+    for (const [id, until] of pausedHere) if (until <= now()) pausedHere.delete(id);
+    return pausedHere.size === 0 ? ids : [...new Set([...ids, ...pausedHere.keys()])];
+  };
   return {
-    paused(endpointId: number) {
-      paused = [...paused, String(endpointId)];
+    paused(endpointId: number, until: string) {
+      pausedHere.set(String(endpointId), Date.parse(until));
     },
     async excluded(accountsAtShare: string[]): Promise<string[]> {
-      if (accountsAtShare.length === 0 && now() - readAt < PAUSED_READ_MS) return paused;
+      if (accountsAtShare.length === 0 && now() - readAt < PAUSED_READ_MS) return withPausedHere(paused);
       const { rows } = await pool.query<{ paused: string[]; ofAccounts: string[] }>(
         `SELECT coalesce(array_agg(id::text) FILTER (WHERE paused_until > now()), '{}') AS paused,
                 coalesce(array_agg(id::text) FILTER (WHERE account_id = ANY ($1::bigint[])), '{}') AS "ofAccounts"
@@ -45,7 +52,7 @@ export function endpointExclusions(pool: pg.Pool, now: () => number = Date.now) 
       );
       paused = rows[0]!.paused;
       readAt = now();
-      return [...paused, ...rows[0]!.ofAccounts];
+      return withPausedHere([...paused, ...rows[0]!.ofAccounts]);
     },
   };
 }
@@ -54,11 +61,12 @@ export function endpointExclusions(pool: pg.Pool, now: () => number = Date.now) 
 const END_SERIES = 'UPDATE webhook_redeliveries SET ended_at = now() WHERE series = $1 AND ended_at IS NULL';
 
 /** What each attempt reports, for the metrics. */
-export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'skipped';
+export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'skipped' | 'deferred';
 
 const LOAD = `SELECT e.type, e.object, ${isoTimestamp('e.created_at')} AS "createdAt", w.url, w.secret,
          CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS "previousSecret",
          w.status = 'enabled' AS enabled,
+         CASE WHEN w.paused_until > now() THEN ${isoTimestamp('w.paused_until')} END AS "pausedUntil",
          EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.series = $3 AND d.attempt = $4) AS done
     FROM events e, webhook_endpoints w WHERE e.id = $1 AND w.id = $2`;
 
@@ -78,10 +86,10 @@ const jitter = (seconds: number) => seconds * (0.8 + 0.4 * Math.random());
  * the next one in one transaction. The attempt's row is unique per (series, attempt): a job run
  * twice (its worker died after sending) records and schedules once, and sends again at most once.
  */
-export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opts: DeliveryOptions, onPaused: (endpointId: number) => void = () => {}) {
+export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opts: DeliveryOptions, onPaused: (endpointId: number, until: string) => void = () => {}) {
   return async function deliver(job: DeliveryJob): Promise<{ outcome: DeliveryOutcome; createdAt?: string }> {
     const { rows } = await pool.query<{
-      type: string; object: object; createdAt: string; url: string; secret: string; previousSecret: string | null; enabled: boolean; done: boolean;
+      type: string; object: object; createdAt: string; url: string; secret: string; previousSecret: string | null; enabled: boolean; pausedUntil: string | null; done: boolean;
     }>(LOAD, [job.eventId, job.endpointId, job.series, job.attempt]);
     const found = rows[0];
     // An attempt already made: nothing to send (its own run settles its series).
@@ -90,6 +98,11 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
     if (!found || !found.enabled) {
       if (job.redelivery) await pool.query(END_SERIES, [job.series]);
       return { outcome: 'skipped' };
+    }
+    // Taken just as its endpoint was paused (the workers' list of paused endpoints lags a commit): the same attempt, after the pause.
+    if (found.pausedUntil) {
+      await withTransaction(pool, (client) => enqueueDeliveries(boss, client, [{ ...job, startAfter: new Date(found.pausedUntil!) }]));
+      return { outcome: 'deferred' };
     }
 
     const id = `evt_${job.eventId}`;
@@ -142,7 +155,7 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
       return 'disabled';
     }
     if (rows[0]?.pausedUntil) {
-      onPaused(job.endpointId);
+      onPaused(job.endpointId, rows[0].pausedUntil);
       // The breaker opened: said in the delivery log, on the attempt that opened it.
       await client.query(`UPDATE webhook_deliveries SET error = error || $3 WHERE series = $1 AND attempt = $2`, [
         job.series, job.attempt, `; ${rows[0].timeouts} timeouts in a row: deliveries to this endpoint paused until ${rows[0].pausedUntil}`,

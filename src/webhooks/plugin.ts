@@ -31,7 +31,7 @@ export default fp(
 
     const deliveries = new Counter({
       name: 'animal_store_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome: delivered (2xx), failed (retried if attempts remain), disabled (the endpoint was disabled), skipped (endpoint gone or disabled, or attempt already made).',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), failed (retried if attempts remain), disabled (the endpoint was disabled), skipped (endpoint gone or disabled, or attempt already made), deferred (taken as its endpoint was paused: queued again for the end of the pause).',
       labelNames: ['outcome'],
       registers: [app.metricsRegistry],
     });
