@@ -18,8 +18,8 @@ function fakeQueue(jobs: Array<{ account: number; endpoint: string }>) {
     async complete(_queue: string, attempt: { id: string }) {
       settled.push(attempt.id);
     },
-    async fail(_queue: string, attempt: { id: string }) {
-      settled.push(`failed ${attempt.id}`);
+    async fail(_queue: string, attempts: { id: string } | Array<{ id: string }>) {
+      for (const attempt of [attempts].flat()) settled.push(`failed ${attempt.id}`);
     },
   } as unknown as PgBoss;
   return { boss, waiting, settled };
@@ -73,7 +73,7 @@ describe('fair workers: shares per account and per endpoint', () => {
     expect(Object.fromEntries(peak)).toEqual({ 'account 1': 3, 'endpoint e1': 2, 'endpoint e2': 2, 'account 2': 2, 'endpoint e3': 2 });
   });
 
-  it('stop takes no more jobs and waits for the running ones', async () => {
+  it('stop takes no more jobs, hands back the one claimed to follow (failed, so it is offered again), and waits for the running one', async () => {
     const { boss, waiting, settled } = fakeQueue([{ account: 1, endpoint: 'e1' }, { account: 1, endpoint: 'e1' }, { account: 1, endpoint: 'e1' }]);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -82,6 +82,7 @@ describe('fair workers: shares per account and per endpoint', () => {
     const stopped = workers.stop(10_000);
     release();
     await stopped;
-    expect([settled, waiting.length]).toEqual([['0'], 2]);
+    // One endpoint's share of 1 running, and 1 more claimed to follow it; the third never claimed.
+    expect([settled, waiting.length]).toEqual([['0', 'failed 1'], 1]);
   });
 });
