@@ -1,6 +1,6 @@
-import type { ConstructorOptions, PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
-import { onClient, startQueue as startJobQueue } from '../jobs/queue.js';
+import { onClient } from '../jobs/queue.js';
 
 /** The queue of webhook deliveries (pg-boss, in the service's own database). */
 export const DELIVERY_QUEUE = 'webhook-delivery';
@@ -25,19 +25,6 @@ export interface DeliveryJob {
  */
 export async function createDeliveryQueue(boss: PgBoss, timeoutMs: number): Promise<void> {
   await boss.createQueue(DELIVERY_QUEUE, { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: Math.ceil(timeoutMs / 1000) + 60 });
-}
-
-/**
- * The job queue (jobs/queue.ts) with the delivery queue in it, for a process that makes pg-boss's
- * schema or enqueues deliveries without the service's plugins (the tests' template database, bench/).
- */
-export async function startQueue(
-  connection: pg.PoolConfig,
-  opts: { timeoutMs: number; onError: (err: Error) => void; clock?: ConstructorOptions['clock'] },
-): Promise<PgBoss> {
-  const boss = await startJobQueue(connection, { onError: opts.onError, ...(opts.clock && { clock: opts.clock }) });
-  await createDeliveryQueue(boss, opts.timeoutMs);
-  return boss;
 }
 
 /**

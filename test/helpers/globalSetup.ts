@@ -8,7 +8,7 @@ import { LOCAL_REDIS_URL, postgresAnswers, redisAnswers } from './probes.js';
 import { canStartRedisCluster } from './redisCluster.js';
 import { openDatabase } from '../../src/db/database.js';
 import { startEmbedded } from '../../src/db/embeddedPostgres.js';
-import { startQueue } from '../../src/webhooks/queue.js';
+import { startQueueWithDeliveries } from './deliveryQueue.js';
 import { projectRoot } from '../../src/paths.js';
 import { cleanUpRun, createRunDir, deadRuns, testRun, type CleanUp, type TestRun } from './testRun.js';
 
@@ -169,7 +169,7 @@ export default async function setup(project: TestProject) {
     const db = await openDatabase({ databaseUrl, dataDir: '', poolMax: 1, onIdleError: () => {} });
     await db.close();
     // pg-boss's schema and queue too, as the service creates them at start: each test server's start is then a check, not an install.
-    const boss = await startQueue({ connectionString: databaseUrl }, { timeoutMs: 10_000, onError: () => {} });
+    const boss = await startQueueWithDeliveries({ connectionString: databaseUrl }, { timeoutMs: 10_000, onError: () => {} });
     await boss.stop({ graceful: false });
     project.provide('template', { adminUrl, name });
   } catch (err) {

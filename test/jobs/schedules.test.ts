@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import { TestClock } from 'pg-boss';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startQueue } from '../../src/webhooks/queue.js';
+import { startQueueWithDeliveries } from '../helpers/deliveryQueue.js';
 import { startSchedules, type Schedule } from '../../src/jobs/schedules.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
 
@@ -44,7 +44,7 @@ beforeAll(async () => {
   // 4 min 30 s before the top of an hour, and ahead of the real time a pass may already have
   // stamped (pgboss.version's cron_on).
   clock = new TestClock(Math.ceil(Date.now() / HOUR) * HOUR + HOUR - 4 * MINUTE - 30_000);
-  const start = () => startQueue({ connectionString: db.env.DATABASE_URL }, { timeoutMs: 10_000, onError: (err) => errors.push(err), clock });
+  const start = () => startQueueWithDeliveries({ connectionString: db.env.DATABASE_URL }, { timeoutMs: 10_000, onError: (err) => errors.push(err), clock });
   bosses = [await start(), await start()];
   for (const boss of bosses) await startSchedules(boss, schedules, () => clock.now());
   // To 15 s past the next minute, where every count is taken: an occurrence is sent by the pass on
