@@ -22,6 +22,7 @@ const UNIT = [
   'test/scripts/cleanup.test.ts',
   'test/docs/links.test.ts',
   'test/jobs/fairWorkers.test.ts',
+  'test/events/keptConnections.test.ts',
   'test/http/corsPolicy.test.ts',
   'test/architecture/imports.test.ts',
 ];

@@ -119,8 +119,9 @@ const schema = {
     WEBHOOK_DISABLE_AFTER_SECONDS: { type: 'number', minimum: 0, default: 432_000 },
     // Development and tests only: lets endpoints resolve to loopback and private addresses.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: { type: 'boolean', default: false },
-    // Deliveries one instance runs at once, and how often idle workers look for due ones.
-    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 32 },
+    // Requests one instance has out at once, and how often idle workers look for due ones. A worker holds no
+    // database connection (deliveries share their reads and writes: webhooks/delivery.ts), only its request.
+    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 64 },
     // One look per instance (src/jobs/fairWorkers.ts), not one per worker: 0.1 s is 10 fetches a second when idle.
     WEBHOOK_POLL_SECONDS: { type: 'number', minimum: 0.05, maximum: 60, default: 0.1 },
     // Of those, at most this many for one account's endpoints and for one endpoint (unset: a half and an eighth of WEBHOOK_CONCURRENCY).
@@ -299,7 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 
 /**
  * Each account's and each endpoint's share of an instance's delivery workers: by default half and an
- * eighth (16 and 4 of 32), so one account leaves the others half, and two of its endpoints hanging until
+ * eighth (32 and 8 of 64), so one account leaves the others half, and two of its endpoints hanging until
  * the timeout still leave it room; neither more than the whole, nor an endpoint more than its account.
  */
 function webhookShares(concurrency: number, account: number | undefined, endpoint: number | undefined) {

@@ -6,6 +6,7 @@ import type { SecretBox } from './secrets.js';
 import { postWebhook, type Attempt } from './send.js';
 import { enqueueDeliveries, type DeliveryJob } from './queue.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
+import { groupCommit } from '../db/groupCommit.js';
 
 export interface DeliveryOptions {
   timeoutMs: number;
@@ -24,9 +25,9 @@ const PAUSED_READ_MS = 1000;
 
 /**
  * Endpoints whose deliveries may not be taken now (jobs/fairWorkers.ts leaves them out): those paused
- * by their circuit breaker, and every endpoint of the accounts at their share of the workers. The
+ * by their circuit breaker, and every endpoint of the accounts with more than their share claimed. The
  * paused ones are read at most once a second, so a delivery costs no extra round trip unless an
- * account is at its share; an endpoint this instance pauses is left out at once, until its pause
+ * account has more than its share claimed; an endpoint this instance pauses is left out at once, until its pause
  * ends, whatever a read begun before that pause committed says. (A delivery taken all the same
  * finds the pause when it loads, and waits it out: webhookDelivery.)
  */
@@ -42,13 +43,13 @@ export function endpointExclusions(pool: pg.Pool, now: () => number = Date.now) 
     paused(endpointId: number, until: string) {
       pausedHere.set(String(endpointId), Date.parse(until));
     },
-    async excluded(accountsAtShare: string[]): Promise<string[]> {
-      if (accountsAtShare.length === 0 && now() - readAt < PAUSED_READ_MS) return withPausedHere(paused);
+    async excluded(accountsAbove: string[]): Promise<string[]> {
+      if (accountsAbove.length === 0 && now() - readAt < PAUSED_READ_MS) return withPausedHere(paused);
       const { rows } = await pool.query<{ paused: string[]; ofAccounts: string[] }>(
         `SELECT coalesce(array_agg(id::text) FILTER (WHERE paused_until > now()), '{}') AS paused,
                 coalesce(array_agg(id::text) FILTER (WHERE account_id = ANY ($1::bigint[])), '{}') AS "ofAccounts"
            FROM webhook_endpoints WHERE paused_until > now() OR account_id = ANY ($1::bigint[])`,
-        [accountsAtShare],
+        [accountsAbove],
       );
       paused = rows[0]!.paused;
       readAt = now();
@@ -63,12 +64,34 @@ const END_SERIES = 'UPDATE webhook_redeliveries SET ended_at = now() WHERE serie
 /** What each attempt reports, for the metrics. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'skipped' | 'deferred';
 
-const LOAD = `SELECT e.type, e.object, ${isoTimestamp('e.created_at')} AS "createdAt", w.url, w.secret,
+/** What a delivery needs, for many jobs at once (their index `i` from 1, in order): the event, the endpoint, and whether this attempt was made. */
+const LOAD = `SELECT j.i::int, e.type, e.object, ${isoTimestamp('e.created_at')} AS "createdAt", w.url, w.secret,
          CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS "previousSecret",
          w.status = 'enabled' AS enabled,
          CASE WHEN w.paused_until > now() THEN ${isoTimestamp('w.paused_until')} END AS "pausedUntil",
-         EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.series = $3 AND d.attempt = $4) AS done
-    FROM events e, webhook_endpoints w WHERE e.id = $1 AND w.id = $2`;
+         EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.series = j.series AND d.attempt = j.attempt) AS done
+    FROM unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::int[]) WITH ORDINALITY AS j(event_id, endpoint_id, series, attempt, i)
+    JOIN events e ON e.id = j.event_id JOIN webhook_endpoints w ON w.id = j.endpoint_id`;
+
+interface Loaded {
+  type: string; object: object; createdAt: string; url: string; secret: string; previousSecret: string | null; enabled: boolean; pausedUntil: string | null; done: boolean;
+}
+
+/**
+ * Successful attempts, many at once: each recorded unless already (the job ran twice), its endpoint
+ * marked healthy if it was failing (every failure sets failing_since, so a healthy one needs no
+ * write), and a redelivery's series ended. Answers the (series, attempt) pairs recorded.
+ */
+const SETTLE_SUCCESSES = `WITH j AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::bool[])
+                      AS j(endpoint_id, event_id, series, attempt, status, duration_ms, redelivery)),
+      recorded AS (INSERT INTO webhook_deliveries (endpoint_id, event_id, series, attempt, response_status, duration_ms)
+                   SELECT endpoint_id, event_id, series, attempt, status, duration_ms FROM j
+                   ON CONFLICT (series, attempt) DO NOTHING RETURNING endpoint_id, series, attempt),
+      healthy AS (UPDATE webhook_endpoints SET failing_since = NULL, timeouts_in_a_row = 0, paused_until = NULL
+                   WHERE id IN (SELECT endpoint_id FROM recorded) AND failing_since IS NOT NULL),
+      ended AS (UPDATE webhook_redeliveries SET ended_at = now()
+                 WHERE series IN (SELECT r.series FROM recorded r JOIN j USING (series, attempt) WHERE j.redelivery) AND ended_at IS NULL)
+ SELECT series, attempt FROM recorded`;
 
 /** One row per attempt, unique per (series, attempt): a job run twice records once. */
 const INSERT_ATTEMPT = `INSERT INTO webhook_deliveries (endpoint_id, event_id, series, attempt, response_status, duration_ms, error)
@@ -86,12 +109,33 @@ const jitter = (seconds: number) => seconds * (0.8 + 0.4 * Math.random());
  * the next one in one transaction. The attempt's row is unique per (series, attempt): a job run
  * twice (its worker died after sending) records and schedules once, and sends again at most once.
  */
-export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opts: DeliveryOptions, onPaused: (endpointId: number, until: string) => void = () => {}) {
-  return async function deliver(job: DeliveryJob): Promise<{ outcome: DeliveryOutcome; createdAt?: string }> {
-    const { rows } = await pool.query<{
-      type: string; object: object; createdAt: string; url: string; secret: string; previousSecret: string | null; enabled: boolean; pausedUntil: string | null; done: boolean;
-    }>(LOAD, [job.eventId, job.endpointId, job.series, job.attempt]);
-    const found = rows[0];
+export function webhookDelivery(
+  pool: pg.Pool,
+  boss: PgBoss,
+  box: SecretBox,
+  opts: DeliveryOptions,
+  onPaused: (endpointId: number, until: string) => void = () => {},
+) {
+  // Deliveries that start at once share their round trips (db/groupCommit.ts): one LOAD, one settle.
+  const load = groupCommit<DeliveryJob, Loaded | undefined>(async (jobs) => {
+    const { rows } = await pool.query<Loaded & { i: number }>(LOAD, [jobs.map((j) => j.eventId), jobs.map((j) => j.endpointId), jobs.map((j) => j.series), jobs.map((j) => j.attempt)]);
+    const found = Array.from<Loaded | undefined>({ length: jobs.length });
+    for (const { i, ...row } of rows) found[i - 1] = row;
+    return found;
+  });
+  const settleSuccess = groupCommit<{ job: DeliveryJob; attempt: Attempt }, DeliveryOutcome>(async (done) => {
+    const column = <T>(f: (d: { job: DeliveryJob; attempt: Attempt }) => T) => done.map(f);
+    const { rows } = await pool.query<{ series: string; attempt: number }>(SETTLE_SUCCESSES, [
+      column((d) => d.job.endpointId), column((d) => d.job.eventId), column((d) => d.job.series), column((d) => d.job.attempt),
+      column((d) => d.attempt.status), column((d) => d.attempt.durationMs), column((d) => d.job.redelivery === true),
+    ]);
+    const recorded = new Set(rows.map((r) => `${r.series} ${r.attempt}`));
+    return done.map(({ job }) => (recorded.has(`${job.series} ${job.attempt}`) ? 'delivered' : 'skipped'));
+  });
+
+  /** `sent`: called once a request has succeeded (its worker may take another delivery while this one is recorded). */
+  async function deliver(job: DeliveryJob, sent: () => void = () => {}): Promise<{ outcome: DeliveryOutcome; createdAt?: string }> {
+    const found = await load(job);
     // An attempt already made: nothing to send (its own run settles its series).
     if (found?.done) return { outcome: 'skipped' };
     // A deleted or disabled endpoint, a deleted event: nothing to send, and the series ends.
@@ -113,23 +157,14 @@ export function webhookDelivery(pool: pg.Pool, boss: PgBoss, box: SecretBox, opt
     const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature };
     const attempt = await postWebhook(found.url, body, headers, { timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivateTargets });
     const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
-    // A success is one statement (the usual case, on the path of every delivery); a failure may also disable or schedule.
-    const outcome = ok ? await settleSuccess(job, attempt) : await withTransaction(pool, (client) => settleFailure(client, job, attempt));
-    return { outcome, createdAt: found.createdAt };
-  };
-
-  async function settleSuccess(job: DeliveryJob, attempt: Attempt): Promise<DeliveryOutcome> {
-    // Every failure sets failing_since, so an endpoint with no failure since its last success needs no write.
-    const { rows } = await pool.query<{ recorded: boolean }>(
-      `WITH recorded AS (${INSERT_ATTEMPT} RETURNING 1),
-            healthy AS (UPDATE webhook_endpoints SET failing_since = NULL, timeouts_in_a_row = 0, paused_until = NULL
-                         WHERE id = $1 AND failing_since IS NOT NULL AND EXISTS (SELECT FROM recorded))
-       SELECT EXISTS (SELECT FROM recorded) AS recorded`,
-      record(job, attempt, null),
-    );
-    if (job.redelivery && rows[0]!.recorded) await pool.query(END_SERIES, [job.series]);
-    return rows[0]!.recorded ? 'delivered' : 'skipped';
+    if (!ok) return { outcome: await withTransaction(pool, (client) => settleFailure(client, job, attempt)), createdAt: found.createdAt };
+    // A success is recorded with the others that end meanwhile, its worker already on the next delivery. A failure
+    // (above) keeps its worker until it is recorded, so that the breaker it may open holds before the endpoint's next attempt.
+    sent();
+    return { outcome: await settleSuccess({ job, attempt }), createdAt: found.createdAt };
   }
+
+  return deliver;
 
   async function settleFailure(client: pg.PoolClient, job: DeliveryJob, attempt: Attempt): Promise<DeliveryOutcome> {
     const error = attempt.error ?? `status ${attempt.status}`;

@@ -71,8 +71,9 @@ export default fp(
       { concurrency: webhooks.concurrency, perAccount: webhooks.perAccount, perGroup: webhooks.perEndpoint, pollMs: webhooks.pollSeconds * 1000 },
       {
         excluded: exclusions.excluded,
-        async run(job) {
-          const { outcome, createdAt } = await deliver(job.data);
+        async run(job, release) {
+          // The shares bound the requests: the worker takes its next delivery once this one's answer is in, while it is recorded.
+          const { outcome, createdAt } = await deliver(job.data, release);
           deliveries.inc({ outcome });
           if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
         },

@@ -25,7 +25,8 @@ afterAll(() => db?.drop());
 
 // The breaker off in effect (100 timeouts in a row): every scheduled attempt is made, each bounded on its own
 // (the breaker pausing endpoints that keep timing out is webhooksFairness.test.ts's).
-const env = { ...FAULT_WEBHOOK_ENV, WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1', WEBHOOK_BREAKER_TIMEOUTS: '100' };
+// 32 workers (4 per endpoint), so that 8 events are twice an endpoint's share.
+const env = { ...FAULT_WEBHOOK_ENV, WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1', WEBHOOK_BREAKER_TIMEOUTS: '100', WEBHOOK_CONCURRENCY: '32' };
 const start = (extra: Record<string, string> = {}) =>
   startServer('src/server.ts', { ...db.env, ...env, ...extra }, { readyPath: '/readyz', stdout: 'ignore' });
 const newKey = () => createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });

@@ -1,0 +1,21 @@
+import DataLoader from 'dataloader';
+
+/**
+ * Single calls that share round trips (DataLoader, with its cache off): a call made while no batch
+ * is in flight goes at once (after the current tick, with any made in it); calls made while one is
+ * in flight wait for it and then go together, as one batch. An idle caller waits for nobody; busy
+ * ones take one statement between them instead of one each. `run` answers each key in order (an
+ * Error for a key fails that call only).
+ */
+export function groupCommit<K, V>(run: (keys: readonly K[]) => Promise<ArrayLike<V | Error>>, maxBatchSize = 200): (key: K) => Promise<V> {
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const loader = new DataLoader<K, V>(
+    (keys) => {
+      const batch = run(keys);
+      inFlight = batch.catch(() => {});
+      return batch;
+    },
+    { cache: false, maxBatchSize, batchScheduleFn: (dispatch) => void inFlight.then(() => process.nextTick(dispatch)) },
+  );
+  return (key) => loader.load(key);
+}
