@@ -23,8 +23,8 @@ const LEAVING_OUT_SPACING = 10;
 export interface FairWorkers {
   /**
    * Takes no more jobs, hands back those claimed but not started (failed, so pg-boss offers them
-   * again), and waits up to `timeoutMs` for the running ones; one still running then is left to
-   * pg-boss's expiry.
+   * again), and waits up to `timeoutMs` for the started ones to end and be completed; one still
+   * running then is left to pg-boss's expiry.
    */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -59,12 +59,12 @@ class Tally {
  *
  * Each account and group may have at most twice its share claimed: its share running, and as many
  * waiting here to start the moment one of its runs ends, so a busy endpoint's next delivery does
- * not wait for a fetch. A fetch leaves out every group with more than its share claimed and every
- * group of an account with more than its share (`excluded`, which may add groups of its own, such
- * as paused endpoints), and takes no more than the least room left to twice the share, so nothing
- * beyond that bound is ever claimed, nothing is claimed to be handed back, and a busy group is
- * refilled a share at a time rather than one job per fetch: one account's backlog waits in the
- * queue, where other instances and other accounts' jobs pass it.
+ * not wait for a fetch. A fetch leaves out every group with more than one and a half shares claimed
+ * and every group of an account with more than that (`excluded`, which may add groups of its own,
+ * such as paused endpoints), and takes no more than the least room left to twice the share, so
+ * nothing beyond that bound is ever claimed, nothing is claimed to be handed back, and a busy group
+ * is refilled half a share or more at a time rather than one job per fetch: one account's backlog
+ * waits in the queue, where other instances and other accounts' jobs pass it.
  */
 export function startFairWorkers<T extends AccountJob>(
   boss: PgBoss,
@@ -85,11 +85,12 @@ export function startFairWorkers<T extends AccountJob>(
 ): FairWorkers {
   const accountOf = (job: Job<T>) => (job.data.accountId === undefined ? undefined : String(job.data.accountId));
   const groupOf = (job: Job<T>) => job.groupId ?? undefined;
+  const attemptOf = (job: Job<T>): JobAttempt => ({ id: job.id, retryCount: job.retryCount });
   const claimed = { accounts: new Tally(), groups: new Tally() };
   const runningOf = { accounts: new Tally(), groups: new Tally() };
   const waiting: Array<Job<T>> = [];
   /** Jobs that hold a worker. */
-  const running = new Set<object>();
+  let running = 0;
   /** Jobs started and not yet completed (or failed) in pg-boss: those running, and those released and ending. */
   const unfinished = new Set<Promise<void>>();
   const complete = groupCommit<JobAttempt, void>(async (attempts) => {
@@ -118,7 +119,7 @@ export function startFairWorkers<T extends AccountJob>(
 
   /** Starts every waiting job whose account and group are below their share, oldest first. */
   function startWaiting() {
-    for (let i = 0; i < waiting.length && running.size < shares.concurrency; ) {
+    for (let i = 0; i < waiting.length && running < shares.concurrency; ) {
       const job = waiting[i]!;
       if (runningOf.accounts.of(accountOf(job)) >= shares.perAccount || runningOf.groups.of(groupOf(job)) >= shares.perGroup) {
         i++;
@@ -133,8 +134,7 @@ export function startFairWorkers<T extends AccountJob>(
     const [account, group] = [accountOf(job), groupOf(job)];
     runningOf.accounts.add(account, 1);
     runningOf.groups.add(group, 1);
-    const worker = {};
-    running.add(worker);
+    running++;
     let released = false;
     const release = () => {
       if (released) return;
@@ -143,12 +143,12 @@ export function startFairWorkers<T extends AccountJob>(
         tally.accounts.add(account, -1);
         tally.groups.add(group, -1);
       }
-      running.delete(worker);
+      running--;
       if (!stopping) startWaiting();
       wake();
     };
     const ending: Promise<void> = (async () => {
-      const attempt = { id: job.id, retryCount: job.retryCount };
+      const attempt = attemptOf(job);
       try {
         await hooks.run(job, release);
       } catch (err) {
@@ -224,7 +224,7 @@ export function startFairWorkers<T extends AccountJob>(
       // Claimed, never started: offered again at once to whichever instance fetches next.
       const unstarted = waiting.splice(0);
       if (unstarted.length > 0) {
-        await boss.fail(queue, unstarted.map((job) => ({ id: job.id, retryCount: job.retryCount })), { message: 'instance stopping; not started' }).catch(hooks.onError);
+        await boss.fail(queue, unstarted.map(attemptOf), { message: 'instance stopping; not started' }).catch(hooks.onError);
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(unfinished), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);

@@ -105,8 +105,8 @@ const jitter = (seconds: number) => seconds * (0.8 + 0.4 * Math.random());
 
 /**
  * Runs one attempt of a delivery job: signs the event (Standard Webhooks, with the previous
- * secret too during a rotation), POSTs it, then records the attempt and, on failure, schedules
- * the next one in one transaction. The attempt's row is unique per (series, attempt): a job run
+ * secret too during a rotation), POSTs it, then records the attempt: a success in one statement
+ * with the others that end meanwhile, a failure with the next attempt's scheduling in one transaction. The attempt's row is unique per (series, attempt): a job run
  * twice (its worker died after sending) records and schedules once, and sends again at most once.
  */
 export function webhookDelivery(
