@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../helpers/apiKeys.js';
+import { unlimitedKey } from '../helpers/apiKeys.js';
 import { waitFor } from '../helpers/poll.js';
 import { startServer } from '../helpers/processes.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
@@ -9,7 +9,7 @@ let db: ServerDatabase;
 let key: string;
 beforeAll(async () => {
   db = await createServerDatabase('creates');
-  key = await createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+  key = await unlimitedKey(db.env);
 });
 afterAll(() => db?.drop());
 

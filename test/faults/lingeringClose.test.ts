@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../helpers/apiKeys.js';
+import { unlimitedKey } from '../helpers/apiKeys.js';
 import { startServer, type Server } from '../helpers/processes.js';
 import { BODY_LIMIT, LINGER_BYTES, LINGER_MS } from '../../src/limits.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.js';
@@ -14,7 +14,7 @@ let port: number;
 let key: string;
 beforeAll(async () => {
   db = await createTestDatabase();
-  key = await createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+  key = await unlimitedKey(db.env);
   server = await startServer('src/server.ts', { ...db.env, LOG_LEVEL: 'warn', REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT_S) }, { stdout: 'ignore' });
   port = Number(new URL(server.baseUrl).port);
 });

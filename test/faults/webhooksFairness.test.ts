@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../helpers/apiKeys.js';
+import { unlimitedKey } from '../helpers/apiKeys.js';
 import { silentReceiver } from '../helpers/hostileReceivers.js';
 import { waitFor } from '../helpers/poll.js';
-import { startServer } from '../helpers/processes.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, call, countingReceiver, createPet, FAULT_WEBHOOK_ENV, percentile, tally, waitForDistinct, waitForSettledQueue, type DeliveryRow,
+  addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, tally, waitForDistinct, waitForSettledQueue, startWebhookServer, type DeliveryRow,
 } from '../helpers/webhookFaults.js';
 
 /**
@@ -21,9 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => db?.drop());
 
-const start = (extra: Record<string, string> = {}) =>
-  startServer('src/server.ts', { ...db.env, ...FAULT_WEBHOOK_ENV, WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), ...extra }, { readyPath: '/readyz', stdout: 'ignore' });
-const newKey = () => createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), ...extra });
+const newKey = () => unlimitedKey(db.env);
 
 describe('fair delivery across accounts', () => {
   it("16 endpoints of one account that never answer, 100 events queued: another account's deliveries arrive with p90 commit-to-receipt within 2 s", async () => {

@@ -1,13 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { secretBox, newWebhookSecret } from '../../src/webhooks/secrets.js';
-import { createKey } from '../helpers/apiKeys.js';
+import { unlimitedKey } from '../helpers/apiKeys.js';
 import { hugeBodyReceiver, redirectingReceiver, silentReceiver, tricklingReceiver } from '../helpers/hostileReceivers.js';
 import { waitFor } from '../helpers/poll.js';
-import { startServer } from '../helpers/processes.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, call, countingReceiver, createPet, FAULT_WEBHOOK_ENV, percentile, tally, waitForDistinct, waitForSettledQueue, type DeliveryRow,
+  addEndpoint, allDeliveries, call, countingReceiver, createPet, FAULT_WEBHOOK_ENV, percentile, tally, waitForDistinct, waitForSettledQueue, startWebhookServer, type DeliveryRow,
 } from '../helpers/webhookFaults.js';
 
 /**
@@ -27,9 +26,8 @@ afterAll(() => db?.drop());
 // (the breaker pausing endpoints that keep timing out is webhooksFairness.test.ts's).
 // 32 workers (4 per endpoint), so that 8 events are twice an endpoint's share.
 const env = { ...FAULT_WEBHOOK_ENV, WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1', WEBHOOK_BREAKER_TIMEOUTS: '100', WEBHOOK_CONCURRENCY: '32' };
-const start = (extra: Record<string, string> = {}) =>
-  startServer('src/server.ts', { ...db.env, ...env, ...extra }, { readyPath: '/readyz', stdout: 'ignore' });
-const newKey = () => createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { ...env, ...extra });
+const newKey = () => unlimitedKey(db.env);
 
 describe('hostile webhook receivers', () => {
   it('each attempt is bounded by the timeout, nothing follows the redirect, and the healthy endpoint hears every event promptly', async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../helpers/apiKeys.js';
-import { startServer, type Server } from '../helpers/processes.js';
+import { unlimitedKey } from '../helpers/apiKeys.js';
+import type { Server } from '../helpers/processes.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, countingReceiver, createPet, FAULT_WEBHOOK_ENV, percentile, tally, waitForDistinct, waitForSettledQueue,
+  addEndpoint, allDeliveries, countingReceiver, createPet, percentile, tally, waitForDistinct, waitForSettledQueue, startWebhookServer,
 } from '../helpers/webhookFaults.js';
 
 /**
@@ -17,8 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => db?.drop());
 
-const start = (env: Record<string, string> = {}) =>
-  startServer('src/server.ts', { ...db.env, ...FAULT_WEBHOOK_ENV, ...env }, { readyPath: '/readyz', stdout: 'ignore' });
+const start = (env: Record<string, string> = {}) => startWebhookServer(db.env, env);
 
 /**
  * Creates from `clients` loops for `ms` and at least `atLeast` in all (a loaded machine is slow), spread over
@@ -44,7 +43,7 @@ async function createsAtFullSpeed(servers: Server[], key: string, clients: numbe
 
 describe('webhooks under load', () => {
   it('8 clients creating for 4 s on one instance: every pet.created reaches the receiver exactly once', async () => {
-    const key = await createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+    const key = await unlimitedKey(db.env);
     const server = await start();
     onTestFinished(async () => void (await server.stop()));
     const receiver = await countingReceiver();
@@ -81,7 +80,7 @@ describe('webhooks under load', () => {
   }, 180_000);
 
   it('two instances on one database, creates spread over both: every pet.created reaches the receiver exactly once, each instance delivering', async () => {
-    const key = await createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+    const key = await unlimitedKey(db.env);
     const servers = [await start(), await start()];
     onTestFinished(async () => void (await Promise.all(servers.map((s) => s.stop()))));
     const receiver = await countingReceiver();

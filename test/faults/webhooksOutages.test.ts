@@ -1,15 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createKey } from '../helpers/apiKeys.js';
+import { unlimitedKey } from '../helpers/apiKeys.js';
 import { waitFor } from '../helpers/poll.js';
 import { freePort } from '../helpers/ports.js';
-import { startServer, stop } from '../helpers/processes.js';
+import { stop } from '../helpers/processes.js';
 import { killRedisServer, startRedisServer } from '../helpers/redisServer.js';
 import { withoutRedisServerBinary } from '../helpers/services.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, countingReceiver, createPet, FAULT_WEBHOOK_ENV, tally, waitForDistinct, waitForSettledQueue, type DeliveryRow,
+  addEndpoint, allDeliveries, countingReceiver, createPet, tally, waitForDistinct, waitForSettledQueue, startWebhookServer, type DeliveryRow,
 } from '../helpers/webhookFaults.js';
 import { uniquePrefix } from '../ratelimit/helpers.js';
 
@@ -30,9 +30,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const start = (env: Record<string, string>) =>
-  startServer('src/server.ts', { ...db.env, ...FAULT_WEBHOOK_ENV, ...env }, { readyPath: '/readyz', stdout: 'ignore' });
-const newKey = () => createKey(db.env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });
+const start = (env: Record<string, string>) => startWebhookServer(db.env, env);
+const newKey = () => unlimitedKey(db.env);
 
 async function createPets(baseUrl: string, key: string, count: number, label: string): Promise<number[]> {
   const ids: number[] = [];

@@ -25,3 +25,6 @@ export async function createKey(env: Record<string, string>, { plan, name, perMi
   if (res.code !== 0) throw new Error(`npm run apikey -- ${args.join(' ')} exited with ${res.code}:\n${res.stderr}`);
   return res.stdout.trim().split('\n').at(-1)!;
 }
+
+/** A key of the enterprise plan whose quota no test reaches. */
+export const unlimitedKey = (env: Record<string, string>) => createKey(env, { plan: 'enterprise', perMinute: 1_000_000, perDay: 10_000_000 });

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { components } from '../../generated/openapi.js';
 import { DELIVERY_QUEUE } from '../../src/webhooks/queue.js';
 import { waitFor } from './poll.js';
+import { startServer } from './processes.js';
 
 /** Settings for webhook fault runs on server processes: local receivers allowed, a quick poll, a known sealing key. */
 export const FAULT_WEBHOOK_ENV = {
@@ -12,6 +13,10 @@ export const FAULT_WEBHOOK_ENV = {
   WEBHOOK_POLL_SECONDS: '0.5',
   WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
 };
+
+/** The service in a process of its own on the database of `dbEnv`, with FAULT_WEBHOOK_ENV and then `env`. */
+export const startWebhookServer = (dbEnv: Record<string, string>, env: Record<string, string> = {}) =>
+  startServer('src/server.ts', { ...dbEnv, ...FAULT_WEBHOOK_ENV, ...env }, { readyPath: '/readyz', stdout: 'ignore' });
 
 export interface Answer<T = any> {
   status: number;

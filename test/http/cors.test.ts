@@ -1,26 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDocument } from '../../src/openapi/document.js';
+import { ALLOWED_HEADERS as DOCUMENT_ALLOWED_HEADERS, EXPOSED_HEADERS as DOCUMENT_EXPOSED_HEADERS } from '../helpers/corsHeaders.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 const APP = 'https://app.example';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
-const EXPOSED_HEADERS = [
-  'API-Stability',
-  'Deprecation',
-  'ETag',
-  'Idempotent-Replayed',
-  'Link',
-  'Location',
-  'RateLimit',
-  'RateLimit-Policy',
-  'Retry-After',
-  'Sunset',
-  'WWW-Authenticate',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'X-Request-Id',
-].join(', ');
+const ALLOWED_HEADERS = DOCUMENT_ALLOWED_HEADERS.join(', ');
+const EXPOSED_HEADERS = DOCUMENT_EXPOSED_HEADERS.join(', ');
 
 function preflight(server: TestServer, origin: string, path = '/v1/pets', method = 'POST') {
   return fetch(`${server.baseUrl}${path}`, {
