@@ -18,7 +18,7 @@ export interface Attempt {
  * one; the address a kept connection goes to was checked when it connected.
  */
 const keepAlive = { keepAlive: true, timeout: 4000, maxFreeSockets: 8, scheduling: 'lifo' as const };
-const agents = { 'http:': new http.Agent(keepAlive), 'https:': new https.Agent(keepAlive) };
+const transports = { 'http:': { request: http.request, agent: new http.Agent(keepAlive) }, 'https:': { request: https.request, agent: new https.Agent(keepAlive) } };
 
 /**
  * POSTs a body and resolves with the status as soon as the answer's head arrives; never throws.
@@ -39,10 +39,11 @@ export function postWebhook(target: string, body: string, headers: Record<string
     // Stored before create/update refused them: never sent (http.request would send them as Basic auth), never said.
     if (carriesCredentials(url)) return resolve(done(null, 'URL not allowed: it contains a user name or password'));
     if (!opts.allowPrivate && !literalAddressAllowed(url)) return resolve(done(null, `address not allowed: ${url.hostname}`));
-    const request = (url.protocol === 'https:' ? https : http).request(url, {
+    const transport = url.protocol === 'https:' ? transports['https:'] : transports['http:'];
+    const request = transport.request(url, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'animal-store-webhooks/1' },
-      agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'],
+      agent: transport.agent,
       ...(!opts.allowPrivate && { lookup: checkedLookup as never }),
     });
     // One deadline for the attempt, a retry on a fresh connection included.
