@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import accountsPlugin from './accounts/plugin.js';
 import { accountsRepository } from './accounts/repository.js';
-import { routerErrors } from './api/gate.js';
+import { countRefusal, routerErrors } from './api/gate.js';
 import apiPlugin from './api/plugin.js';
 import authenticationPlugin from './auth/plugin.js';
 import { systemClock, type Clock } from './clock.js';
@@ -81,7 +81,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
 
   await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin, { clock });
-  await app.register(arrivalPlugin, { basePath });
+  await app.register(arrivalPlugin, { basePath, countRefusal });
   await app.register(shutdownPlugin);
   await app.register(protocolAnswersPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, policy: corsPolicy(doc, basePath) });

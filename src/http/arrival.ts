@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import { countRefusal } from '../api/gate.js';
 import { errors } from '../errors/apiError.js';
 import { NOSNIFF } from '../errors/render.js';
 import { unmetExpectation } from './protocolAnswers.js';
@@ -25,21 +24,25 @@ function hostCount(rawHeaders: string[]): number {
   return n;
 }
 
+/** Counts a refusal against its caller, then answers it (or the rate limit's refusal instead). */
+export type RefusalCounter = (request: FastifyRequest, reply: FastifyReply, refusal: Error, done: HookHandlerDoneFunction) => void;
+
 /**
  * First thing for every request, in one hook: an HTTP/1.1 request without a Host header, any
  * with two, and one with an `Expect` Node cannot meet (protocolAnswers.ts) are refused; the
  * headers every response carries (its request id, no MIME sniffing; errors set them again, see
  * errors/render.ts, as router errors skip the hooks). Under the API's base path a refusal is
- * counted against the caller first, so it carries the rate-limit fields as any API answer does.
+ * counted against the caller first (`countRefusal`, the API gate's, passed in by app.ts), so it
+ * carries the rate-limit fields as any API answer does.
  */
 export default fp(
-  async function arrivalPlugin(app: FastifyInstance, opts: { basePath?: string }) {
+  async function arrivalPlugin(app: FastifyInstance, opts: { basePath?: string; countRefusal?: RefusalCounter }) {
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id).header('x-content-type-options', NOSNIFF);
       const refusal = refusalOf(request.raw);
       if (!refusal) return done();
-      if (opts.basePath === undefined || !request.url.startsWith(`${opts.basePath}/`)) return done(refusal);
-      countRefusal(request, reply, refusal, done);
+      if (opts.basePath === undefined || !opts.countRefusal || !request.url.startsWith(`${opts.basePath}/`)) return done(refusal);
+      opts.countRefusal(request, reply, refusal, done);
     });
   },
   { name: 'arrival' },
