@@ -19,6 +19,8 @@ declare module 'fastify' {
       schedule(queue: string, cron: string, run: Schedule['run']): Promise<void>;
       /** Stops, finishing what they hold, before pg-boss stops (the plugin's onClose). */
       beforeStop(stop: (timeoutMs: number) => Promise<void>): void;
+      /** What a queue's workers do with a database error: what pg-boss's own get (below). */
+      onError(err: Error): void;
     };
   }
 }
@@ -30,16 +32,16 @@ declare module 'fastify' {
 export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: { config: Config; clock: Clock; stopTimeoutMs: number }) {
     const { databaseUrl, dataDir } = opts.config;
-    const boss = await startQueue(databaseUrl ? { connectionString: databaseUrl } : embeddedConnection(dataDir), {
-      // Debug only: pg-boss retries on its own, and an outage is already reported once per interval by
-      // the request path and readiness (errors/, health/); its workers would add a line per poll.
-      onError: (err) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'job queue database error'),
-    });
+    // Debug only: pg-boss and the workers retry on their own, and an outage is already reported once per
+    // interval by the request path and readiness (errors/, health/); the workers would add a line per poll.
+    const onError = (err: Error) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'job queue database error');
+    const boss = await startQueue(databaseUrl ? { connectionString: databaseUrl } : embeddedConnection(dataDir), { onError });
     const stops: Array<(timeoutMs: number) => Promise<void>> = [];
     app.decorate('jobs', {
       boss,
       schedule: (queue, cron, run) => startSchedules(boss, [{ queue, cron, run }], opts.clock),
       beforeStop: (stop) => void stops.push(stop),
+      onError,
     });
     app.addHook('onClose', async () => {
       await Promise.all(stops.map((stop) => stop(opts.stopTimeoutMs)));

@@ -77,8 +77,7 @@ export default fp(
           deliveries.inc({ outcome });
           if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
         },
-        // As pg-boss's own errors (jobs/plugin.ts): an outage is reported by the request path and readiness.
-        onError: (err) => app.log.debug({ err: err.message, code: (err as { code?: string }).code }, 'webhook worker database error'),
+        onError: app.jobs.onError,
       },
     );
     app.jobs.beforeStop((timeoutMs) => workers.stop(timeoutMs));
