@@ -81,7 +81,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
 
   await app.register(tracingPlugin, { tracing: config.tracing });
   await app.register(errorsPlugin, { clock });
-  await app.register(arrivalPlugin, { basePath, countRefusal });
+  await app.register(arrivalPlugin, { api: { basePath, countRefusal } });
   await app.register(shutdownPlugin);
   await app.register(protocolAnswersPlugin);
   await app.register(corsPlugin, { origins: config.corsOrigins, policy: corsPolicy(doc, basePath) });

@@ -31,18 +31,19 @@ export type RefusalCounter = (request: FastifyRequest, reply: FastifyReply, refu
  * First thing for every request, in one hook: an HTTP/1.1 request without a Host header, any
  * with two, and one with an `Expect` Node cannot meet (protocolAnswers.ts) are refused; the
  * headers every response carries (its request id, no MIME sniffing; errors set them again, see
- * errors/render.ts, as router errors skip the hooks). Under the API's base path a refusal is
- * counted against the caller first (`countRefusal`, the API gate's, passed in by app.ts), so it
- * carries the rate-limit fields as any API answer does.
+ * errors/render.ts, as router errors skip the hooks). Under the API's base path (`api`, which
+ * app.ts passes in with the API gate's `countRefusal`) a refusal is counted against the caller
+ * first, so it carries the rate-limit fields as any API answer does.
  */
 export default fp(
-  async function arrivalPlugin(app: FastifyInstance, opts: { basePath?: string; countRefusal?: RefusalCounter }) {
+  async function arrivalPlugin(app: FastifyInstance, opts: { api?: { basePath: string; countRefusal: RefusalCounter } }) {
+    const { api } = opts;
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id).header('x-content-type-options', NOSNIFF);
       const refusal = refusalOf(request.raw);
       if (!refusal) return done();
-      if (opts.basePath === undefined || !opts.countRefusal || !request.url.startsWith(`${opts.basePath}/`)) return done(refusal);
-      opts.countRefusal(request, reply, refusal, done);
+      if (!api || !request.url.startsWith(`${api.basePath}/`)) return done(refusal);
+      api.countRefusal(request, reply, refusal, done);
     });
   },
   { name: 'arrival' },
