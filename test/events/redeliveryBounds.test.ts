@@ -93,4 +93,52 @@ describe('redeliverEvent is bounded per event and endpoint, and per account and 
     expect((await redeliver(key, first)).status).toBe(202);
     expect(await openSeries(first)).toEqual([endpoint.id]);
   });
+
+  it('deleting every endpoint and creating new ones does not reset the budget: the hour\'s 100 series still count, ended, and block no endpoint', async () => {
+    const key = await server.createKey('business');
+    const a = await createEndpoint(server, key, 'http://127.0.0.1:9/a');
+    const b = await createEndpoint(server, key, 'http://127.0.0.1:9/b');
+    const first = await newEvent(key, 'Bob');
+    const second = await newEvent(key, 'Ace');
+    const account = (await server.request('/v1/account', { key })).body.id as number;
+    const budget = async () =>
+      (await sql<{ used: number; open: number; detached: number }>(
+        `SELECT count(*)::int AS used, count(*) FILTER (WHERE ended_at IS NULL)::int AS open, count(*) FILTER (WHERE endpoint_id IS NULL)::int AS detached
+           FROM webhook_redeliveries WHERE account_id = $1 AND created_at > now() - interval '1 hour'`,
+        [account],
+      ))[0]!;
+    // 98 series of the first event started (and ended) within the hour, then two more, still open, of the second: 100.
+    await sql(
+      `INSERT INTO webhook_redeliveries (series, account_id, event_id, endpoint_id, created_at, ended_at)
+       SELECT gen_random_uuid(), $1, $2, $3, now() - interval '10 minutes', now() - interval '9 minutes' FROM generate_series(1, 98)`,
+      [account, Number(first.slice(4)), a.id],
+    );
+    expect((await redeliver(key, second)).status).toBe(202);
+    expect(await openSeries(second)).toEqual([a.id, b.id]);
+    expect(await budget()).toEqual({ used: 100, open: 2, detached: 0 });
+    expect((await redeliver(key, first)).status).toBe(429);
+
+    for (const endpoint of [a, b]) expect((await server.request(`/v1/webhook-endpoints/${endpoint.id}`, { key, method: 'DELETE' })).status).toBe(204);
+    const c = await createEndpoint(server, key, 'http://127.0.0.1:9/c');
+    const d = await createEndpoint(server, key, 'http://127.0.0.1:9/d');
+    // The deleted endpoints' series are kept, detached from them; the two still open ended with them.
+    expect(await budget()).toEqual({ used: 100, open: 0, detached: 100 });
+    const queued = await queuedRedeliveries();
+
+    for (const eventId of [first, second]) {
+      const refused = await redeliver(key, eventId);
+      expect([refused.status, refused.body.code]).toEqual([429, 'redelivery_budget_exhausted']);
+      expect(refused.body.message).toContain('has started 100 redeliveries in the last hour');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(2990);
+    }
+    expect(await queuedRedeliveries()).toBe(queued);
+    expect(await budget()).toEqual({ used: 100, open: 0, detached: 100 });
+
+    // Once the hour has passed, the new endpoints each get a series: the detached ones block neither.
+    await sql(`UPDATE webhook_redeliveries SET created_at = created_at - interval '1 hour' WHERE account_id = $1`, [account]);
+    expect((await redeliver(key, second)).status).toBe(202);
+    expect(await openSeries(second)).toEqual([c.id, d.id]);
+    expect(await queuedRedeliveries()).toBe(queued + 2);
+    expect(await budget()).toEqual({ used: 2, open: 2, detached: 0 });
+  });
 });
