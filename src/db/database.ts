@@ -6,6 +6,8 @@ import { checkServerTimeouts, timeoutSettings, type ServerTimeouts } from './ser
 
 export interface Database {
   pool: pg.Pool;
+  /** A bounded pool of its own on the same database, with the same timeouts (background work's, off the API's pool); closed by its caller. */
+  openPool(name: string, max: number): pg.Pool;
   kind: 'postgres' | 'embedded';
   /** The migration files applied when it was opened, in order (none: it was up to date). */
   migrated: string[];
@@ -75,7 +77,7 @@ function watchCheckouts(pool: pg.Pool, boundMs: number): void {
 }
 
 /** A pool that fails fast: bounded waits for a connection and for each checkout (watchCheckouts). Callers listen for 'error' (a killed idle connection). */
-export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'> & { connection: pg.PoolConfig }): pg.Pool {
+export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'> & { connection: pg.PoolConfig; applicationName?: string }): pg.Pool {
   const { serverTimeouts, pooling = 'none' } = opts;
   const pool = new pg.Pool({
     ...opts.connection,
@@ -85,7 +87,7 @@ export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'
     idleTimeoutMillis: 30_000,
     ...(serverTimeouts && pooling === 'none' && timeoutSettings(serverTimeouts)),
     keepAlive: true,
-    application_name: 'animal-store',
+    application_name: opts.applicationName ?? 'animal-store',
   });
   watchCheckouts(pool, (serverTimeouts?.statementTimeoutMs ?? 5000) + CLIENT_MARGIN_MS);
   return pool;
@@ -94,7 +96,13 @@ export function createPool(opts: Omit<DatabaseOptions, 'dataDir' | 'onIdleError'
 /** Postgres from DATABASE_URL, or the embedded PostgreSQL in DATA_DIR: either way a migrated pg.Pool. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const stopEmbedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir, opts.owner);
-  const pool = createPool({ ...opts, connection: opts.databaseUrl ? { connectionString: opts.databaseUrl } : embeddedConnection(opts.dataDir) });
+  const connection = opts.databaseUrl ? { connectionString: opts.databaseUrl } : embeddedConnection(opts.dataDir);
+  const pool = createPool({ ...opts, connection });
+  const openPool = (name: string, max: number) => {
+    const own = createPool({ ...opts, connection, poolMax: max, applicationName: `animal-store-${name}` });
+    own.on('error', (err) => closed || opts.onIdleError(err));
+    return own;
+  };
   let closed = false;
   // pool.end() resolves before its connections have closed: stopping the embedded server then ends them, which is no fault.
   pool.on('error', (err) => closed || opts.onIdleError(err));
@@ -105,7 +113,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   };
   try {
     if (opts.serverTimeouts) await checkServerTimeouts(pool, opts.serverTimeouts);
-    return { pool, kind: opts.databaseUrl ? 'postgres' : 'embedded', migrated: await migrate(pool), close };
+    return { pool, openPool, kind: opts.databaseUrl ? 'postgres' : 'embedded', migrated: await migrate(pool), close };
   } catch (err) {
     await close().catch(() => {});
     // The first connection is made here: a failure to reach Postgres is told in words.

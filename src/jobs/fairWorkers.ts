@@ -1,104 +1,73 @@
 import type { Job, JobAttempt, PgBoss } from 'pg-boss';
 import { groupCommit } from '../db/groupCommit.js';
-
-/** A job's data names the account it serves; its pg-boss group is the narrower key (a webhook endpoint). */
-export interface AccountJob {
-  accountId?: number;
-}
+import { planFetches, type Bucket } from './fairShare.js';
 
 export interface FairShares {
   /** Jobs this instance runs at once. */
   concurrency: number;
-  /** Of those, at most this many of one account's... */
+  /** Workers kept free for accounts below their share (fairShare.ts). */
+  reserve: number;
+  /** The most one account runs here at once. */
   perAccount: number;
-  /** ...and of one group's (one endpoint's). */
-  perGroup: number;
-  /** How often to look for due jobs when the last look found fewer than there was room for. */
+  /** How often to look for buckets with due jobs while workers are free. */
   pollMs: number;
 }
 
-/** A look that leaves groups out costs their due backlog (pg-boss walks past it): at most a tenth of the time goes to such looks. */
-const LEAVING_OUT_SPACING = 10;
-
 export interface FairWorkers {
   /**
-   * Takes no more jobs, hands back those claimed but not started (failed, so pg-boss offers them
-   * again), and waits up to `timeoutMs` for the started ones to end and be completed; one still
-   * running then is left to pg-boss's expiry.
+   * Takes no more jobs, hands back any claimed as it stopped (`handBack`: no retry counted, no delay),
+   * and waits up to `timeoutMs` for the running ones to end and be completed; one still running then
+   * is left to pg-boss's expiry.
    */
   stop(timeoutMs: number): Promise<void>;
 }
 
-/** Counts per key (an account, a group). */
-class Tally {
-  readonly counts = new Map<string, number>();
-  add(key: string | undefined, by: 1 | -1) {
-    if (key === undefined) return;
-    const n = (this.counts.get(key) ?? 0) + by;
-    if (n === 0) this.counts.delete(key);
-    else this.counts.set(key, n);
-  }
-  of(key: string | undefined) {
-    return key === undefined ? 0 : (this.counts.get(key) ?? 0);
-  }
-  /** The keys with more than `share`. */
-  above(share: number) {
-    return [...this.counts].filter(([, n]) => n > share).map(([key]) => key);
-  }
-  /** The least room to `bound` of the keys with at most `share` (a key not yet counted has all of it). */
-  leastRoom(share: number, bound: number) {
-    return Math.min(bound, ...[...this.counts.values()].filter((n) => n <= share).map((n) => bound - n));
-  }
-}
+/** What a job is expected to cost before its account has run any (ms). */
+const FIRST_ESTIMATE_MS = 50;
 
 /**
- * Runs a pg-boss queue's jobs with two shares at once: no account runs more than `perAccount` of
- * this instance's workers and no group (endpoint) more than `perGroup`, while the rest run other
- * accounts' due jobs. pg-boss's own workers cap one group dimension (localGroupConcurrency); this
- * fetches with pg-boss's `ignoreGroups` instead.
- *
- * Each account and group may have at most twice its share claimed: its share running, and as many
- * waiting here to start the moment one of its runs ends, so a busy endpoint's next delivery does
- * not wait for a fetch. A fetch leaves out every group with more than one and a half shares claimed
- * and every group of an account with more than that (`excluded`, which may add groups of its own,
- * such as paused endpoints), and takes no more than the least room left to twice the share, so
- * nothing beyond that bound is ever claimed, nothing is claimed to be handed back, and a busy group
- * is refilled half a share or more at a time rather than one job per fetch: one account's backlog
- * waits in the queue, where other instances and other accounts' jobs pass it.
+ * Runs a pg-boss queue's jobs fairly among accounts, in three parts:
+ * - `discover` lists the buckets (one group each, a webhook endpoint) with due jobs, each with its
+ *   account and how many of its jobs may run at once across every instance;
+ * - planFetches (fairShare.ts) shares the free workers among the accounts by worker-time;
+ * - one fetch per bucket takes that many of its jobs by priority (`minPriority` = `maxPriority` =
+ *   the bucket), with `groupConcurrency` at the bucket's limit, which pg-boss counts in the database
+ *   (active jobs of the group on every instance; `fetch`, jobs/queue.ts fetchBucket, makes instances take
+ *   turns per bucket so the count is exact). A fetch walks only its own bucket's jobs, so it costs the
+ *   same whatever other accounts have due.
+ * Nothing is claimed that does not start at once. A job holds its worker, and is charged to its
+ * account, until it calls `release` (the part the shares bound is over: a delivery's request) or ends;
+ * it is completed once it ends (with the others that end meanwhile), failed if it throws.
  */
-export function startFairWorkers<T extends AccountJob>(
+export function startFairWorkers<T extends object>(
   boss: PgBoss,
   queue: string,
   shares: FairShares,
   hooks: {
-    /** Groups not to take now, given the accounts with more than their share claimed. */
-    excluded: (accountsAbove: string[]) => Promise<string[]>;
-    /**
-     * Runs one job; a throw fails it (pg-boss retries it by the queue's retry policy). It holds its
-     * worker, and counts against its shares, until it calls `release` (the part the shares bound is
-     * over: a delivery's request) or ends; it is completed once it ends.
-     */
+    discover: () => Promise<Bucket[]>;
+    /** Claims up to `batchSize` of a bucket's due jobs, no more of it running than `limit` across the fleet (jobs/queue.ts fetchBucket). */
+    fetch?: (bucket: number, batchSize: number, limit: number) => Promise<Array<Job<T>>>;
     run: (job: Job<T>, release: () => void) => Promise<void>;
+    /** Returns jobs claimed but not started to the queue, as they were (jobs/queue.ts handBack). */
+    handBack: (jobs: Array<Job<T>>, bucket: number) => Promise<void>;
     onError: (err: Error) => void;
   },
   now: () => number = () => performance.now(),
 ): FairWorkers {
-  const accountOf = (job: Job<T>) => (job.data.accountId === undefined ? undefined : String(job.data.accountId));
-  const groupOf = (job: Job<T>) => job.groupId ?? undefined;
-  const attemptOf = (job: Job<T>): JobAttempt => ({ id: job.id, retryCount: job.retryCount });
-  const claimed = { accounts: new Tally(), groups: new Tally() };
-  const runningOf = { accounts: new Tally(), groups: new Tally() };
-  const waiting: Array<Job<T>> = [];
-  /** Jobs that hold a worker. */
-  let running = 0;
-  /** Jobs started and not yet completed (or failed) in pg-boss: those running, and those released and ending. */
+  const fetchBucket =
+    hooks.fetch ?? ((bucket: number, batchSize: number, limit: number) => boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit }));
+  const running = { accounts: new Map<string, number>(), buckets: new Map<number, number>() };
+  /** Worker-time of finished jobs per account (ms), and the start of each running one. */
+  const used = new Map<string, number>();
+  const startsOf = new Map<string, Set<number>>();
+  const typical = new Map<string, number>();
+  let busy = 0;
   const unfinished = new Set<Promise<void>>();
   const complete = groupCommit<JobAttempt, void>(async (attempts) => {
     await boss.complete(queue, [...attempts]);
     return attempts.map(() => undefined);
   });
   let stopping = false;
-  // A job that ends (or stop) while the loop is fetching still cuts its next wait short.
   let woken = false;
   let interrupt = () => {};
   const wake = () => {
@@ -116,39 +85,52 @@ export function startFairWorkers<T extends AccountJob>(
     }).then(() => {
       woken = false;
     });
+  const add = <K>(map: Map<K, number>, key: K, by: number) => {
+    const n = (map.get(key) ?? 0) + by;
+    if (n === 0) map.delete(key);
+    else map.set(key, n);
+  };
 
-  /** Starts every waiting job whose account and group are below their share, oldest first. */
-  function startWaiting() {
-    for (let i = 0; i < waiting.length && running < shares.concurrency; ) {
-      const job = waiting[i]!;
-      if (runningOf.accounts.of(accountOf(job)) >= shares.perAccount || runningOf.groups.of(groupOf(job)) >= shares.perGroup) {
-        i++;
-        continue;
-      }
-      waiting.splice(i, 1);
-      start(job);
-    }
+  function usage(): Map<string, number> {
+    const at = now();
+    const total = new Map(used);
+    for (const [account, starts] of startsOf) for (const s of starts) total.set(account, (total.get(account) ?? 0) + at - s);
+    return total;
   }
 
-  function start(job: Job<T>) {
-    const [account, group] = [accountOf(job), groupOf(job)];
-    runningOf.accounts.add(account, 1);
-    runningOf.groups.add(group, 1);
-    running++;
+  /** Forgets the worker-time of accounts with nothing running that no longer lead (planFetches lifts them to the floor anyway). */
+  function forgetIdle(candidates: readonly Bucket[]) {
+    const current = usage();
+    const busyUsage = [...running.accounts.keys()].map((a) => current.get(a) ?? 0);
+    const floor = busyUsage.length > 0 ? Math.min(...busyUsage) : Infinity;
+    const wanted = new Set(candidates.map((c) => c.account));
+    for (const [account, ms] of used) if (!running.accounts.has(account) && (!wanted.has(account) || ms <= floor)) used.delete(account);
+  }
+
+  function start(job: Job<T>, bucket: number, account: string) {
+    const began = now();
+    add(running.accounts, account, 1);
+    add(running.buckets, bucket, 1);
+    busy++;
+    const starts = startsOf.get(account) ?? new Set<number>();
+    starts.add(began);
+    startsOf.set(account, starts);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
-      for (const tally of [runningOf, claimed]) {
-        tally.accounts.add(account, -1);
-        tally.groups.add(group, -1);
-      }
-      running--;
-      if (!stopping) startWaiting();
+      const held = now() - began;
+      starts.delete(began);
+      if (starts.size === 0) startsOf.delete(account);
+      used.set(account, (used.get(account) ?? 0) + held);
+      typical.set(account, 0.8 * (typical.get(account) ?? held) + 0.2 * held);
+      add(running.accounts, account, -1);
+      add(running.buckets, bucket, -1);
+      busy--;
       wake();
     };
     const ending: Promise<void> = (async () => {
-      const attempt = attemptOf(job);
+      const attempt: JobAttempt = { id: job.id, retryCount: job.retryCount };
       try {
         await hooks.run(job, release);
       } catch (err) {
@@ -157,61 +139,65 @@ export function startFairWorkers<T extends AccountJob>(
         return;
       }
       release();
-      // Completed with the others that end meanwhile (groupCommit).
       await complete(attempt);
-    })().then(
-      () => {},
-      (err: Error) => hooks.onError(err),
-    ).finally(() => unfinished.delete(ending));
+    })()
+      .then(
+        () => {},
+        (err: Error) => hooks.onError(err),
+      )
+      .finally(() => unfinished.delete(ending));
     unfinished.add(ending);
   }
 
   async function takeDueJobs(): Promise<void> {
-    const bound = { concurrency: 2 * shares.concurrency, account: 2 * shares.perAccount, group: 2 * shares.perGroup };
-    // Refilled once it holds no more than this (its share and half as many waiting), so that a few still wait while the refill is fetched.
-    const refill = { account: shares.perAccount + Math.floor(shares.perAccount / 2), group: shares.perGroup + Math.floor(shares.perGroup / 2) };
-    // After a look that found less than it had room for, the next waits for the poll, unless a group it left out has room since.
-    let pollAt = 0;
-    let leftOut = new Set<string>();
-    // A look that leaves groups out walks past their due jobs (their backlog): the next such look waits ten times as long as it took.
-    let leavingOutAt = 0;
+    let buckets: Bucket[] = [];
+    let discoveredAt = -Infinity;
+    /** Buckets a fetch found emptier than planned: not fetched again until the next look. */
+    const dry = new Set<number>();
     while (!stopping) {
-      const room = Math.min(
-        // Jobs released and still ending count too: however slow their ends, no more than the bound is held here.
-        bound.concurrency - unfinished.size - waiting.length,
-        claimed.accounts.leastRoom(refill.account, bound.account),
-        claimed.groups.leastRoom(refill.group, bound.group),
-      );
-      if (room <= 0) {
+      const free = shares.concurrency - busy;
+      if (free <= 0) {
         await idle(shares.pollMs);
         continue;
       }
-      let jobs: Array<Job<T>>;
-      let ignoreGroups: string[];
-      try {
-        ignoreGroups = [...claimed.groups.above(refill.group), ...(await hooks.excluded(claimed.accounts.above(refill.account)))];
-        const freed = [...leftOut].some((group) => !ignoreGroups.includes(group));
-        const wait = Math.max(freed ? 0 : pollAt - now(), ignoreGroups.length > 0 ? leavingOutAt - now() : 0);
-        if (wait > 0) {
-          await idle(wait);
+      if (now() - discoveredAt >= shares.pollMs) {
+        try {
+          buckets = await hooks.discover();
+        } catch (err) {
+          hooks.onError(err as Error);
+          await idle(shares.pollMs);
           continue;
         }
-        const began = now();
-        jobs = await boss.fetch<T>(queue, { batchSize: room, ignoreGroups });
-        if (ignoreGroups.length > 0) leavingOutAt = now() + LEAVING_OUT_SPACING * (now() - began);
-      } catch (err) {
-        hooks.onError(err as Error);
-        await idle(shares.pollMs);
+        discoveredAt = now();
+        dry.clear();
+        forgetIdle(buckets);
         continue;
       }
-      for (const job of jobs) {
-        claimed.accounts.add(accountOf(job), 1);
-        claimed.groups.add(groupOf(job), 1);
-        waiting.push(job);
+      const candidates = buckets.filter((b) => b.limit > 0 && !dry.has(b.bucket));
+      const plan = planFetches(free, candidates, { running, usage: usage(), estimate: (a) => typical.get(a) ?? FIRST_ESTIMATE_MS }, shares);
+      if (plan.size === 0) {
+        await idle(Math.max(1, discoveredAt + shares.pollMs - now()));
+        continue;
       }
-      startWaiting();
-      // As much as there was room for: more may be due at once. Otherwise the next look waits for the poll (or for room in a group left out).
-      [pollAt, leftOut] = jobs.length < room ? [now() + shares.pollMs, new Set(ignoreGroups)] : [0, new Set()];
+      const accountOf = new Map(candidates.map((b) => [b.bucket, b]));
+      await Promise.all(
+        [...plan].map(async ([bucket, count]) => {
+          const { account, limit } = accountOf.get(bucket)!;
+          let jobs: Array<Job<T>>;
+          try {
+            jobs = await fetchBucket(bucket, count, limit);
+          } catch (err) {
+            hooks.onError(err as Error);
+            dry.add(bucket);
+            return;
+          }
+          if (jobs.length < count) dry.add(bucket);
+          if (jobs.length === 0) return;
+          // Claimed as this instance began to stop: back to the queue as they were, for another instance.
+          if (stopping) return hooks.handBack(jobs, bucket).catch(hooks.onError);
+          for (const job of jobs) start(job, bucket, account);
+        }),
+      );
     }
   }
 
@@ -221,11 +207,6 @@ export function startFairWorkers<T extends AccountJob>(
       stopping = true;
       wake();
       await loop;
-      // Claimed, never started: offered again at once to whichever instance fetches next.
-      const unstarted = waiting.splice(0);
-      if (unstarted.length > 0) {
-        await boss.fail(queue, unstarted.map(attemptOf), { message: 'instance stopping; not started' }).catch(hooks.onError);
-      }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(unfinished), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
       clearTimeout(timer);

@@ -1,5 +1,6 @@
-import { PgBoss, type ConstructorOptions } from 'pg-boss';
+import { PgBoss, type ConstructorOptions, type Job } from 'pg-boss';
 import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
 
 /** pg-boss's `db` option: statements on a given client (a request's transaction) or the pool. */
 export const onClient = (db: pg.Pool | pg.PoolClient) => ({
@@ -33,4 +34,35 @@ export async function startQueue(
   await boss.start();
   // Each queue is created by what owns its jobs: the delivery queue by webhooks/ (webhooks/queue.ts), a sweep's by its schedule (schedules.ts).
   return boss;
+}
+
+/**
+ * Returns claimed jobs that never started to the queue as they were, in one transaction on `pool`:
+ * each is deleted (fenced by its attempt) and inserted again with its data, priority and group, due
+ * now. pg-boss's `fail` would count a retry and wait out its backoff; its restore is not public.
+ */
+export async function handBack(boss: PgBoss, pool: pg.Pool, queue: string, jobs: Array<Job<object>>, priority: number): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const db = onClient(client);
+    await boss.deleteJob(queue, jobs.map((job) => ({ id: job.id, retryCount: job.retryCount })), { db });
+    await boss.insert(
+      queue,
+      jobs.map((job) => ({ data: job.data, priority, ...(job.groupId && { group: { id: job.groupId, ...(job.groupTier && { tier: job.groupTier }) } }) })),
+      { db },
+    );
+  });
+}
+
+/**
+ * Claims up to `batchSize` due jobs of one bucket (the jobs of priority `bucket`, one group), with at
+ * most `limit` of the group active at once across every instance: pg-boss counts the group's active
+ * jobs in the statement (`groupConcurrency`), and a transaction-level advisory lock of the bucket makes
+ * two instances' claims of the same bucket take turns, each counting what the other claimed (two
+ * concurrent statements would each count the same jobs and claim past the limit together).
+ */
+export async function fetchBucket<T>(boss: PgBoss, pool: pg.Pool, queue: string, { bucket, batchSize, limit }: { bucket: number; batchSize: number; limit: number }): Promise<Array<Job<T>>> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1), $2)', [queue, bucket]);
+    return boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db: onClient(client) });
+  });
 }

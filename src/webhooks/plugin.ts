@@ -3,8 +3,10 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config.js';
 import { startFairWorkers } from '../jobs/fairWorkers.js';
-import { endpointExclusions, webhookDelivery } from './delivery.js';
-import { createDeliveryQueue, DELIVERY_QUEUE, type DeliveryJob } from './queue.js';
+import { fetchBucket, handBack } from '../jobs/queue.js';
+import { deliveryBuckets, webhookDelivery } from './delivery.js';
+import { endpointLimits } from './endpointLimits.js';
+import { createDeliveryQueue, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob } from './queue.js';
 import { secretBox, type SecretBox } from './secrets.js';
 
 declare module 'fastify' {
@@ -15,9 +17,18 @@ declare module 'fastify' {
 }
 
 /**
- * Webhook delivery in the job queue (jobs/plugin.ts): the delivery queue, its metrics, the box that
- * seals endpoint secrets, and this instance's delivery workers (WEBHOOK_CONCURRENCY at once; 0 runs
- * none here), which stop, finishing what they hold, before the queue does.
+ * Connections of the delivery workers' own pools: their reads and records never wait for, or hold, one
+ * an API request needs; failures' transactions have the smaller of them, so that a wave of failing
+ * receivers cannot hold up the statements every delivery makes.
+ */
+const DELIVERY_POOL_MAX = 4;
+const FAILURE_POOL_MAX = 2;
+
+/**
+ * Webhook delivery in the job queue (jobs/plugin.ts): the delivery queue and its dead-letter queue,
+ * their metrics, the box that seals endpoint secrets, and this instance's delivery workers
+ * (WEBHOOK_CONCURRENCY at once; 0 runs none here) on a pool of their own, which stop, finishing what
+ * they hold, before the queue does.
  */
 export default fp(
   async function webhooksPlugin(app: FastifyInstance, opts: { config: Config }) {
@@ -31,7 +42,7 @@ export default fp(
 
     const deliveries = new Counter({
       name: 'animal_store_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome: delivered (2xx), failed (retried if attempts remain), disabled (the endpoint was disabled), skipped (endpoint gone or disabled, or attempt already made), deferred (taken as its endpoint was paused: queued again for the end of the pause).',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), failed (retried later), dead_lettered (failed, the last attempt of the schedule: in the dead-letter queue), disabled (the endpoint was disabled), skipped (endpoint gone or disabled, or attempt already made), deferred (taken as its endpoint was paused or another attempt probed it: queued again).',
       labelNames: ['outcome'],
       registers: [app.metricsRegistry],
     });
@@ -43,44 +54,55 @@ export default fp(
     });
     new Gauge({
       name: 'animal_store_webhook_queue_depth',
-      help: 'Webhook delivery jobs waiting (due or scheduled for a retry) and running, across all instances.',
+      help: 'Webhook delivery jobs waiting (due or scheduled for a retry) and running, and deliveries given up on (dead_letter: in the dead-letter queue, kept 14 days), across all instances.',
       labelNames: ['state'],
       registers: [app.metricsRegistry],
       async collect() {
         // pg-boss's job table (its documented schema, docs/sql/job-table.md), read when scraped.
-        const { rows } = await pool.query<{ waiting: number; active: number }>(
-          `SELECT count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS waiting, count(*) FILTER (WHERE state = 'active')::int AS active
-             FROM pgboss.job WHERE name = $1`,
-          [DELIVERY_QUEUE],
+        const { rows } = await pool.query<{ waiting: number; active: number; dead: number }>(
+          `SELECT count(*) FILTER (WHERE name = $1 AND state IN ('created', 'retry'))::int AS waiting,
+                  count(*) FILTER (WHERE name = $1 AND state = 'active')::int AS active,
+                  count(*) FILTER (WHERE name = $2 AND state < 'completed')::int AS dead
+             FROM pgboss.job WHERE name IN ($1, $2)`,
+          [DELIVERY_QUEUE, DEAD_LETTER_QUEUE],
         );
         this.set({ state: 'waiting' }, rows[0]!.waiting);
         this.set({ state: 'active' }, rows[0]!.active);
+        this.set({ state: 'dead_letter' }, rows[0]!.dead);
       },
     });
 
     if (webhooks.concurrency === 0) return;
-    const exclusions = endpointExclusions(pool);
-    const deliver = webhookDelivery(pool, boss, secrets, webhooks, exclusions.paused);
-    // Shares of this instance's workers (docs/WEBHOOKS.md, "Fair delivery"): one account's endpoints, however
-    // many and however slow, hold at most `perAccount` of them while other accounts' deliveries are due, and one
-    // endpoint at most `perEndpoint`, so endpoints that hang until the timeout cannot hold up their own account's
-    // others either (test/faults/webhooksHostile.test.ts, webhooksFairness.test.ts).
+    const own = app.database.openPool('webhooks', DELIVERY_POOL_MAX);
+    const failures = app.database.openPool('webhook-failures', FAILURE_POOL_MAX);
+    const deliver = webhookDelivery({ pool: own, failures }, boss, secrets, webhooks);
+    // A slow answer is one that takes more than a tenth of the timeout (1 s of 10).
+    const limits = endpointLimits(webhooks.perEndpoint, webhooks.timeoutMs / 10);
+    // Fair delivery (docs/WEBHOOKS.md): the accounts with due deliveries share this instance's workers max-min by
+    // worker-time, an endpoint has at most its limit in flight across the fleet, and a paused one none
+    // (test/faults/webhooksFairness.test.ts, webhooksHostile.test.ts).
     const workers = startFairWorkers<DeliveryJob>(
       boss,
       DELIVERY_QUEUE,
-      { concurrency: webhooks.concurrency, perAccount: webhooks.perAccount, perGroup: webhooks.perEndpoint, pollMs: webhooks.pollSeconds * 1000 },
+      { concurrency: webhooks.concurrency, reserve: webhooks.reserve, perAccount: webhooks.perAccount, pollMs: webhooks.pollSeconds * 1000 },
       {
-        excluded: exclusions.excluded,
+        discover: deliveryBuckets(own, limits.of, webhooks.perEndpoint),
+        fetch: (bucket, batchSize, limit) => fetchBucket<DeliveryJob>(boss, own, DELIVERY_QUEUE, { bucket, batchSize, limit }),
         async run(job, release) {
           // The shares bound the requests: the worker takes its next delivery once this one's answer is in, while it is recorded.
-          const { outcome, createdAt } = await deliver(job.data, release);
+          const { outcome, createdAt, attempt } = await deliver(job.data, release);
           deliveries.inc({ outcome });
+          if (attempt) limits.record(job.data.endpointId, attempt);
           if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
         },
+        handBack: (jobs, bucket) => handBack(boss, own, DELIVERY_QUEUE, jobs, bucket),
         onError: app.jobs.onError,
       },
     );
-    app.jobs.beforeStop((timeoutMs) => workers.stop(timeoutMs));
+    app.jobs.beforeStop(async (timeoutMs) => {
+      await workers.stop(timeoutMs);
+      await Promise.all([own.end(), failures.end()]);
+    });
   },
   { name: 'webhooks', dependencies: ['database', 'metrics', 'jobs'] },
 );

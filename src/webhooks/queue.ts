@@ -4,6 +4,8 @@ import { onClient } from '../jobs/queue.js';
 
 /** The queue of webhook deliveries (pg-boss, in the service's own database). */
 export const DELIVERY_QUEUE = 'webhook-delivery';
+/** Deliveries given up on: out of the webhook retry schedule, or of pg-boss's own retries (docs/WEBHOOKS.md). */
+export const DEAD_LETTER_QUEUE = 'webhook-dead-letter';
 
 /**
  * One attempt to send one event to one endpoint of `accountId` (whose share of the workers it counts
@@ -18,14 +20,27 @@ export interface DeliveryJob {
   redelivery?: true;
 }
 
+/** A dead-lettered delivery: the job, and why it was given up. */
+export type DeadLetter = DeliveryJob & { reason: string };
+
 /**
- * Creates the delivery queue (at every start: pg-boss keeps an existing one). pg-boss's own retries
- * only cover a worker that died or threw (a database error); the delivery schedule with its jitter
- * is ours (delivery.ts), one job per attempt. A job expires a minute past the delivery timeout.
+ * Creates the delivery queue and its dead-letter queue (at every start: pg-boss keeps an existing
+ * queue, so the dead letter is set on it too). pg-boss's own retries only cover a worker that died
+ * or threw (a database error); the delivery schedule with its jitter is ours (delivery.ts), one job
+ * per attempt. A job expires a minute past the delivery timeout. Dead letters are kept 14 days.
  */
 export async function createDeliveryQueue(boss: PgBoss, timeoutMs: number): Promise<void> {
-  await boss.createQueue(DELIVERY_QUEUE, { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: Math.ceil(timeoutMs / 1000) + 60 });
+  await boss.createQueue(DEAD_LETTER_QUEUE, { retentionSeconds: 14 * 86_400 });
+  await boss.createQueue(DELIVERY_QUEUE, { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: Math.ceil(timeoutMs / 1000) + 60, deadLetter: DEAD_LETTER_QUEUE });
+  await boss.updateQueue(DELIVERY_QUEUE, { deadLetter: DEAD_LETTER_QUEUE });
 }
+
+/**
+ * The bucket of an endpoint's deliveries: their priority, which is the endpoint's id, so that a fetch
+ * takes one endpoint's due jobs by range (jobs/fairWorkers.ts). The queue never orders by it otherwise.
+ * Ids past pg-boss's integer priority share bucket 0, whose jobs are fetched like an endpoint's.
+ */
+export const bucketOf = (endpointId: number) => (endpointId <= 2 ** 31 - 1 ? endpointId : 0);
 
 /**
  * Queues jobs in the transaction of `client`: they commit with the change that made them, or
@@ -35,8 +50,13 @@ export async function enqueueDeliveries(boss: PgBoss, client: pg.PoolClient, job
   if (jobs.length === 0) return;
   await boss.insert(
     DELIVERY_QUEUE,
-    // Grouped by endpoint, so the workers can cap how many of them one endpoint holds (jobs/fairWorkers.ts).
-    jobs.map(({ startAfter, ...data }) => ({ data, group: { id: String(data.endpointId) }, ...(startAfter && { startAfter }) })),
+    // Grouped by endpoint, so that pg-boss counts how many of an endpoint's are active across every instance.
+    jobs.map(({ startAfter, ...data }) => ({ data, priority: bucketOf(data.endpointId), group: { id: String(data.endpointId) }, ...(startAfter && { startAfter }) })),
     { db: onClient(client) },
   );
+}
+
+/** Puts a delivery given up on into the dead-letter queue, in the transaction of `client`. */
+export async function deadLetter(boss: PgBoss, client: pg.PoolClient, letter: DeadLetter): Promise<void> {
+  await boss.insert(DEAD_LETTER_QUEUE, [{ data: letter }], { db: onClient(client) });
 }

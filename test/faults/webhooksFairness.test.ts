@@ -1,17 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unlimitedKey } from '../helpers/apiKeys.js';
-import { silentReceiver } from '../helpers/hostileReceivers.js';
+import { pacedReceiver, type PacedMode, type PacedReceiver } from '../helpers/hostileReceivers.js';
 import { waitFor } from '../helpers/poll.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, tally, waitForDistinct, waitForSettledQueue, startWebhookServer, type DeliveryRow,
+  addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, waitForDistinct, waitForSettledQueue, startWebhookServer, type CountingReceiver, type DeliveryRow,
 } from '../helpers/webhookFaults.js';
 
 /**
- * Many accounts, one instance's delivery workers (WEBHOOK_CONCURRENCY 64: 32 per account, 8 per
- * endpoint by default): an account whose 16 endpoints never answer holds at most its share while
- * another account's deliveries arrive promptly, its endpoints' circuit breakers pause them, and
- * redeliverEvent cannot multiply one event.
+ * Many accounts, one instance's delivery workers (WEBHOOK_CONCURRENCY 64, 4 kept for accounts below their
+ * share, 8 in flight per endpoint): for 1, 2, 3 and 10 hostile accounts with 16 endpoints each, in each of
+ * four modes, a victim account's 30 deliveries all arrive, once each, with p90 commit-to-receipt within
+ * 2 s, beside a control run of the same victim alone. Time is the issue's at a fifth: a 2 s timeout (10 s),
+ * receivers that answer 204 after 1.8 s (9 s) or 500 after 1.9 s (9.5 s), and the victim's creates every
+ * 100 ms (500 ms). The 2 s bound is not scaled, so it is five times as strict in the hostile accounts' terms.
  */
 const TIMEOUT_MS = 2000;
 let db: ServerDatabase;
@@ -20,70 +22,88 @@ beforeAll(async () => {
 });
 afterAll(() => db?.drop());
 
-const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), ...extra });
+// The default poll (0.1 s), not the fault runs' 0.5 s: how soon a newcomer's delivery is seen is what this measures.
+const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_POLL_SECONDS: '0.1', ...extra });
 const newKey = () => unlimitedKey(db.env);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('fair delivery across accounts', () => {
-  it("16 endpoints of one account that never answer, 100 events queued: another account's deliveries arrive with p90 commit-to-receipt within 2 s", async () => {
-    // One retry a second after a timeout; three timeouts in a row pause an endpoint for 10 minutes (past this test).
-    const server = await start({ WEBHOOK_RETRY_DELAYS_SECONDS: '1', WEBHOOK_BREAKER_PAUSE_SECONDS: '600' });
-    const [silent, healthy] = await Promise.all([silentReceiver(), countingReceiver()]);
-    onTestFinished(async () => {
-      await Promise.all([silent.close(), healthy.close()]);
-      await server.stop();
-    });
-    const [hostileKey, otherKey] = await Promise.all([newKey(), newKey()]);
-    const hostile: number[] = [];
-    for (let i = 0; i < 16; i++) hostile.push(await addEndpoint(server.baseUrl, hostileKey, `${silent.url}?endpoint=${i}`));
-    const other = await addEndpoint(server.baseUrl, otherKey, healthy.url);
+const MODES: Array<{ mode: PacedMode; delayMs: number; says: string }> = [
+  { mode: 'slow204', delayMs: 1800, says: '204 after 1.8 s' },
+  { mode: 'slow500', delayMs: 1900, says: '500 after 1.9 s' },
+  { mode: 'alternating', delayMs: 0, says: 'instant 204 and no answer by turns' },
+  { mode: 'silent', delayMs: 0, says: 'no answer at all' },
+];
 
-    // 100 events for the hostile account: 1,600 deliveries due, each hanging until the timeout.
-    for (let i = 0; i < 100; i++) expect((await createPet(server.baseUrl, hostileKey, `hostile ${i}`)).status).toBe(201);
-    // Then the other account's, spread over the time the hostile ones hold their workers.
-    const created: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      const res = await createPet(server.baseUrl, otherKey, `other ${i}`);
-      expect(res.status).toBe(201);
-      created.push(res.id!);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(await waitForDistinct(healthy, created.length, 60_000)).toBe(true);
-    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [other])).toBe(true);
-    expect(tally(healthy, created)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
-    const commitToReceipt = healthy.receipts.map((r) => r.at - Date.parse(r.createdAt));
-    const p90 = percentile(commitToReceipt, 90);
-    console.log(`fairness: other account's commit-to-receipt p50 ${percentile(commitToReceipt, 50)} ms, p90 ${p90} ms, max ${Math.max(...commitToReceipt)} ms; hostile connections open at once at most ${silent.peakOpen}`);
-    expect(p90).toBeLessThanOrEqual(2000);
+/**
+ * The victim's run: 30 creates, one every 100 ms; waits for each pet.created at its receiver and answers
+ * the commit-to-receipt of each, after checking that every one came exactly once.
+ */
+async function victimRun(baseUrl: string, key: string, receiver: CountingReceiver, label: string): Promise<number[]> {
+  const created: number[] = [];
+  const began = Date.now();
+  for (let i = 0; i < 30; i++) {
+    await sleep(Math.max(0, began + i * 100 - Date.now()));
+    const res = await createPet(baseUrl, key, `${label} ${i}`);
+    expect(res.status).toBe(201);
+    created.push(res.id!);
+  }
+  const heard = () => receiver.receipts.filter((r) => created.includes(r.objectId));
+  expect(await waitFor(() => new Set(heard().map((r) => r.objectId)).size === created.length, 30_000, 50)).toBe(true);
+  const mine = heard();
+  expect({ receipts: mine.length, distinct: new Set(mine.map((r) => r.webhookId)).size }).toEqual({ receipts: 30, distinct: 30 });
+  return mine.map((r) => r.at - Date.parse(r.createdAt));
+}
 
-    // The hostile account never held more than its share (32 of 64 workers) at once.
-    expect(silent.peakOpen).toBeGreaterThan(0);
-    expect(silent.peakOpen).toBeLessThanOrEqual(32);
+describe('fair delivery across any number of accounts', () => {
+  for (const k of [1, 2, 3, 10]) {
+    it(`${k} hostile account(s) × 16 endpoints, in each of four modes: the victim's 30 deliveries all arrive with p90 commit-to-receipt within 2 s`, async () => {
+      const server = await start();
+      const victimReceiver = await countingReceiver();
+      const receivers: PacedReceiver[] = [];
+      onTestFinished(async () => {
+        await Promise.all([victimReceiver, ...receivers].map((r) => r.close()));
+        await server.stop();
+      });
+      const victimKey = await newKey();
+      await addEndpoint(server.baseUrl, victimKey, victimReceiver.url);
+      const control = await victimRun(server.baseUrl, victimKey, victimReceiver, 'control');
+      const report = [`control p50 ${percentile(control, 50)} ms, p90 ${percentile(control, 90)} ms`];
 
-    // Each hostile endpoint timed out until its breaker opened: 3 timeouts in a row, and up to 7 more whose
-    // attempts were under way then (8 workers per endpoint); every timeout from the third on says so in its log.
-    const paused = 'timeouts in a row: deliveries to this endpoint paused until';
-    expect(await waitFor(async () => {
-      const logs = await Promise.all(hostile.map((id) => allDeliveries(server.baseUrl, hostileKey, id)));
-      return logs.every((rows) => rows.length >= 3);
-    }, 60_000, 500)).toBe(true);
-    // Paused for 10 minutes: once no attempt is running, the logs are final for this test (the rest wait out the pause).
-    expect(await waitForSettledQueue(db.env.DATABASE_URL!, hostile, 30_000, ['active'])).toBe(true);
-    const logs = await Promise.all(hostile.map((id) => allDeliveries(server.baseUrl, hostileKey, id)));
-    for (const rows of logs) {
-      expect(rows.length).toBeGreaterThanOrEqual(3);
-      expect(rows.length).toBeLessThanOrEqual(10);
-      expect(rows.every((r) => r.responseStatus === null && r.error!.startsWith(`timeout after ${TIMEOUT_MS} ms`))).toBe(true);
-      expect(rows.filter((r) => r.error!.includes(paused))).toHaveLength(rows.length - 2);
-    }
-    expect(silent.requests).toBe(logs.reduce((n, rows) => n + rows.length, 0));
-  }, 180_000);
+      for (const { mode, delayMs, says } of MODES) {
+        const hostile = await pacedReceiver(mode, delayMs);
+        receivers.push(hostile);
+        const keys = await Promise.all(Array.from({ length: k }, () => newKey()));
+        const endpoints = await Promise.all(
+          keys.map(async (key, a) => {
+            const ids: number[] = [];
+            for (let e = 0; e < 16; e++) ids.push(await addEndpoint(server.baseUrl, key, `${hostile.url}?endpoint=${a}-${e}`));
+            return ids;
+          }),
+        );
+        // Five events each: 80 deliveries per hostile account, more than the 60 workers they may take between them.
+        await Promise.all(keys.map(async (key) => {
+          for (let i = 0; i < 5; i++) expect((await createPet(server.baseUrl, key, `hostile ${mode} ${i}`)).status).toBe(201);
+        }));
+        expect(await waitFor(() => hostile.requests >= Math.min(60, 16 * k), 10_000, 20)).toBe(true);
+        const latencies = await victimRun(server.baseUrl, victimKey, victimReceiver, `victim ${mode}`);
+        const line = `${says}: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms; hostile requests ${hostile.requests}, at most ${hostile.peakOpen} open at once`;
+        report.push(line);
+        expect(percentile(latencies, 90), line).toBeLessThanOrEqual(2000);
+        // Out of the way of the next mode: the hostile endpoints deleted (their queued deliveries are skipped), their requests cut off.
+        await Promise.all(keys.map((key, a) => Promise.all(endpoints[a]!.map((id) => call(server.baseUrl, key, `/v1/webhook-endpoints/${id}`, { method: 'DELETE' })))));
+        await hostile.close();
+      }
+      console.log(`fairness, ${k} hostile account(s) × 16 endpoints:\n  ${report.join('\n  ')}`);
+    }, 240_000);
+  }
 });
 
 describe('bounded redelivery', () => {
   it('200 redeliverEvent calls for one event: one series while it is open (199 × 409), so exactly one more POST', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const server = await start();
+    // A timeout longer than the 200 calls take on a busy machine: the held POSTs are answered, not timed out.
+    const server = await start({ WEBHOOK_TIMEOUT_SECONDS: '30' });
     const receiver = await countingReceiver(0, held);
     onTestFinished(async () => {
       release();

@@ -101,3 +101,52 @@ export async function redirectingReceiver(location: string): Promise<HostileRece
   const { port, close } = await listen(server, sockets);
   return Object.assign(receiver, { url: `http://127.0.0.1:${port}/hook`, port, close });
 }
+
+/** How a paced receiver answers: 204 or 500 after `delayMs`, 204 at once and no answer by turns, or never. */
+export type PacedMode = 'slow204' | 'slow500' | 'alternating' | 'silent';
+
+export interface PacedReceiver {
+  url: string;
+  /** Requests heard. */
+  requests: number;
+  /** Requests open at once, at most, per `?endpoint=` of the URL they came to, and over all. */
+  peakPerEndpoint: Map<string, number>;
+  peakOpen: number;
+  open: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A receiver for many endpoints at once (`?endpoint=N` tells them apart) that answers as `mode` says
+ * and counts the requests open at once per endpoint. Closing it cuts off every request it holds.
+ */
+export async function pacedReceiver(mode: PacedMode, delayMs: number): Promise<PacedReceiver> {
+  const openPer = new Map<string, number>();
+  const receiver: PacedReceiver = { url: '', requests: 0, peakPerEndpoint: new Map(), peakOpen: 0, open: 0, close: async () => {} };
+  const server = http.createServer((req, res) => {
+    const endpoint = new URL(req.url ?? '/', 'http://x').searchParams.get('endpoint') ?? '';
+    const n = receiver.requests++;
+    openPer.set(endpoint, (openPer.get(endpoint) ?? 0) + 1);
+    receiver.peakPerEndpoint.set(endpoint, Math.max(receiver.peakPerEndpoint.get(endpoint) ?? 0, openPer.get(endpoint)!));
+    receiver.peakOpen = Math.max(receiver.peakOpen, ++receiver.open);
+    res.on('close', () => {
+      openPer.set(endpoint, openPer.get(endpoint)! - 1);
+      receiver.open--;
+    });
+    req.resume();
+    if (mode === 'silent' || (mode === 'alternating' && n % 2 === 1)) return;
+    const answer = () => res.writeHead(mode === 'slow500' ? 500 : 204).end();
+    if (mode === 'alternating') answer();
+    else setTimeout(answer, delayMs).unref();
+  });
+  server.keepAliveTimeout = 1000;
+  const sockets = new Set<net.Socket>();
+  const { port, close } = await listen(server, sockets);
+  return Object.assign(receiver, {
+    url: `http://127.0.0.1:${port}/hook`,
+    close: async () => {
+      server.closeAllConnections();
+      await close();
+    },
+  });
+}

@@ -1,185 +1,227 @@
 import type { Job, PgBoss } from 'pg-boss';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startFairWorkers, type AccountJob } from '../../src/jobs/fairWorkers.js';
+import { planFetches, type Bucket } from '../../src/jobs/fairShare.js';
+import { startFairWorkers } from '../../src/jobs/fairWorkers.js';
 
-/** A queue in memory that fetches as pg-boss does: oldest first, leaving out `ignoreGroups`, at most `batchSize`. */
-function fakeQueue(jobs: Array<{ account: number; endpoint: string }>, leavingOutMs = 0) {
-  const toJob = (j: { account: number; endpoint: string }, i: number) => ({ id: String(i), groupId: j.endpoint, data: { accountId: j.account }, retryCount: 0 }) as unknown as Job<AccountJob>;
+interface Queued { account: string; bucket: number }
+
+/**
+ * A queue in memory that fetches as pg-boss does with `minPriority` = `maxPriority`: one bucket's jobs,
+ * oldest first, at most `batchSize`, and none past `groupConcurrency` running (counted here, as pg-boss
+ * counts active jobs in the database). `discover` answers each bucket with jobs, as the delivery queue's does.
+ */
+function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 100) {
+  let next = 0;
+  const toJob = (j: Queued) => ({ id: String(next++), groupId: String(j.bucket), data: j, retryCount: 0 }) as unknown as Job<Queued>;
   const waiting = jobs.map(toJob);
+  const active = new Map<string, string>();
   const settled: string[] = [];
-  /** Every fetch: its batch size, the groups it left out, and how many it took. */
-  const fetches: Array<{ batchSize: number; ignoreGroups: string[]; took: number }> = [];
+  const fetches: Array<{ bucket: number; batchSize: number; took: number }> = [];
   const boss = {
-    async fetch(_queue: string, opts: { batchSize: number; ignoreGroups: string[] }) {
-      // Leaving groups out costs time (pg-boss walks past their due jobs).
-      if (opts.ignoreGroups.length > 0 && leavingOutMs > 0) await new Promise((resolve) => setTimeout(resolve, leavingOutMs));
-      const taken: Array<Job<AccountJob>> = [];
-      for (let i = 0; i < waiting.length && taken.length < opts.batchSize; ) {
-        if (opts.ignoreGroups.includes(waiting[i]!.groupId!)) i++;
-        else taken.push(...waiting.splice(i, 1));
+    async fetch(_queue: string, opts: { batchSize: number; minPriority: number; maxPriority: number; groupConcurrency: number }) {
+      expect(opts.minPriority).toBe(opts.maxPriority);
+      const bucket = String(opts.minPriority);
+      let inGroup = [...active.values()].filter((g) => g === bucket).length;
+      const taken: Array<Job<Queued>> = [];
+      for (let i = 0; i < waiting.length && taken.length < opts.batchSize && inGroup < opts.groupConcurrency; ) {
+        if (waiting[i]!.groupId !== bucket) i++;
+        else {
+          const [job] = waiting.splice(i, 1);
+          active.set(job!.id, bucket);
+          inGroup++;
+          taken.push(job!);
+        }
       }
-      fetches.push({ batchSize: opts.batchSize, ignoreGroups: opts.ignoreGroups, took: taken.length });
+      fetches.push({ bucket: opts.minPriority, batchSize: opts.batchSize, took: taken.length });
       return taken;
     },
-    async complete(_queue: string, attempts: { id: string } | Array<{ id: string }>) {
-      for (const attempt of [attempts].flat()) settled.push(attempt.id);
+    async complete(_queue: string, attempts: Array<{ id: string }>) {
+      for (const { id } of attempts) (active.delete(id), settled.push(id));
     },
-    async fail(_queue: string, attempts: { id: string } | Array<{ id: string }>) {
-      for (const attempt of [attempts].flat()) settled.push(`failed ${attempt.id}`);
+    async fail(_queue: string, attempt: { id: string }) {
+      active.delete(attempt.id);
+      settled.push(`failed ${attempt.id}`);
     },
   } as unknown as PgBoss;
-  const add = (j: { account: number; endpoint: string }) => waiting.push(toJob(j, jobs.length + waiting.length + settled.length));
-  return { boss, waiting, settled, fetches, add };
+  const discover = async (): Promise<Bucket[]> => {
+    const seen = new Map<number, string>();
+    for (const job of waiting) seen.set(job.data.bucket, job.data.account);
+    return [...seen].map(([bucket, account]) => ({ bucket, account, limit: limitOf(bucket) }));
+  };
+  const add = (j: Queued) => waiting.push(toJob(j));
+  return { boss, waiting, active, settled, fetches, discover, add };
 }
 
-const settle = async () => {
-  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+const noHandBack = async () => {
+  throw new Error('nothing should be handed back');
+};
+const raise = (err: Error) => {
+  throw err;
 };
 
-describe('fair workers: shares per account and per endpoint', () => {
-  it('never runs more than an account or an endpoint may hold, takes the other accounts meanwhile, and runs every job once', async () => {
-    // Account 1's 20 jobs are due first (10 to each of its two endpoints), then account 2's 10.
-    const endpointsOf: Record<string, string[]> = { 1: ['e1', 'e2'], 2: ['e3'] };
-    const jobs = [
-      ...Array.from({ length: 10 }, () => [{ account: 1, endpoint: 'e1' }, { account: 1, endpoint: 'e2' }]).flat(),
-      ...Array.from({ length: 10 }, () => ({ account: 2, endpoint: 'e3' })),
-    ];
-    const { boss, waiting, settled } = fakeQueue(jobs);
-    const running = new Map<string, () => void>();
-    const byKey = new Map<string, number>();
-    const peak = new Map<string, number>();
-    const bump = (key: string, by: number) => {
-      byKey.set(key, (byKey.get(key) ?? 0) + by);
-      peak.set(key, Math.max(peak.get(key) ?? 0, byKey.get(key)!));
-    };
-    const workers = startFairWorkers(boss, 'q', { concurrency: 6, perAccount: 3, perGroup: 2, pollMs: 1 }, {
-      excluded: async (accounts) => accounts.flatMap((a) => endpointsOf[a]!),
-      run: (job) =>
-        new Promise<void>((resolve) => {
-          const keys = [`account ${job.data.accountId}`, `endpoint ${job.groupId}`];
-          keys.forEach((k) => bump(k, 1));
-          running.set(job.id, () => {
-            keys.forEach((k) => bump(k, -1));
-            running.delete(job.id);
-            resolve();
-          });
-        }),
-      onError: (err) => {
-        throw err;
-      },
-    });
-    // Account 1 holds its share (3: two to e1, one to e2) and account 2 its endpoint's (2), though its jobs were due last.
-    // (Waited for: a fetch that leaves account 1 out may wait a few ms behind the last, by the loop's own clock.)
-    await vi.waitFor(() => expect([byKey.get('account 1'), byKey.get('endpoint e1'), byKey.get('endpoint e2'), byKey.get('account 2')]).toEqual([3, 2, 1, 2]));
-    // Release whatever runs until nothing is left.
-    while (running.size > 0 || waiting.length > 0) {
-      for (const release of [...running.values()]) release();
-      await settle();
+describe('planFetches: max-min shares of free workers by worker-time', () => {
+  const load = (running: Record<string, number>, usage: Record<string, number>, buckets: Record<number, number> = {}) => ({
+    running: { accounts: new Map(Object.entries(running)), buckets: new Map(Object.entries(buckets).map(([b, n]) => [Number(b), n])) },
+    usage: new Map(Object.entries(usage)),
+    estimate: () => 10,
+  });
+  const shares = { concurrency: 64, reserve: 4, perAccount: 64 };
+  const bucketsOf = (accounts: number, perAccount: number, limit = 8) =>
+    Array.from({ length: accounts * perAccount }, (_, i): Bucket => ({ bucket: i + 1, account: `a${Math.floor(i / perAccount)}`, limit }));
+  const perAccount = (plan: Map<number, number>, buckets: Bucket[]) => {
+    const out: Record<string, number> = {};
+    for (const [bucket, n] of plan) {
+      const account = buckets.find((b) => b.bucket === bucket)!.account;
+      out[account] = (out[account] ?? 0) + n;
     }
-    await workers.stop(1000);
-    expect([...settled].sort()).toEqual(jobs.map((_, i) => String(i)).sort());
-    expect(Object.fromEntries(peak)).toEqual({ 'account 1': 3, 'endpoint e1': 2, 'endpoint e2': 2, 'account 2': 2, 'endpoint e3': 2 });
-  });
+    return out;
+  };
 
-  it('stop takes no more jobs, hands back the one claimed to follow (failed, so it is offered again), and waits for the running one', async () => {
-    const { boss, waiting, settled } = fakeQueue([{ account: 1, endpoint: 'e1' }, { account: 1, endpoint: 'e1' }, { account: 1, endpoint: 'e1' }]);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const workers = startFairWorkers(boss, 'q', { concurrency: 4, perAccount: 4, perGroup: 1, pollMs: 1 }, { excluded: async () => [], run: () => held, onError: () => {} });
-    await new Promise((resolve) => setImmediate(resolve));
-    const stopped = workers.stop(10_000);
-    release();
-    await stopped;
-    // One endpoint's share of 1 running, and 1 more claimed to follow it; the third never claimed.
-    expect([[...settled].sort(), waiting.length]).toEqual([['0', 'failed 1'], 1]);
-  });
-
-  it('refills a busy endpoint a few jobs at a time, never one job per fetch', async () => {
-    const jobs = Array.from({ length: 40 }, () => ({ account: 1, endpoint: 'e1' }));
-    const { boss, settled, fetches } = fakeQueue(jobs);
-    const workers = startFairWorkers(boss, 'q', { concurrency: 8, perAccount: 8, perGroup: 4, pollMs: 1 }, {
-      excluded: async () => [],
-      run: () => new Promise<void>((resolve) => setImmediate(resolve)),
-      onError: (err) => {
-        throw err;
-      },
+  for (const k of [1, 2, 3, 10]) {
+    it(`${k} account(s) with 16 endpoints each and nothing running: the free workers are shared evenly, all but the reserve`, () => {
+      const buckets = bucketsOf(k, 16);
+      const plan = perAccount(planFetches(64, buckets, load({}, {}), shares), buckets);
+      const counts = Object.values(plan);
+      expect(counts).toHaveLength(k);
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(64 - 4);
+      expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
     });
-    await vi.waitFor(() => expect(settled).toHaveLength(jobs.length));
-    await workers.stop(1000);
-    expect([...settled].sort()).toEqual(jobs.map((_, i) => String(i)).sort());
-    // Refilled at one and a half shares (6) up to two (8): at least 2 a fetch, however fast the jobs end.
-    const taking = fetches.filter((f) => f.took > 0);
-    expect(Math.min(...taking.map((f) => f.took))).toBeGreaterThanOrEqual(2);
-    expect(taking.length).toBeLessThan(jobs.length / 2);
+
+    it(`${k} busy account(s) holding all but the reserve: a newcomer gets the reserve at once, the busy ones nothing more`, () => {
+      const buckets = [...bucketsOf(k, 16), { bucket: 9999, account: 'newcomer', limit: 8 }];
+      const running: Record<string, number> = {};
+      const usage: Record<string, number> = {};
+      for (let i = 0; i < k; i++) {
+        running[`a${i}`] = Math.floor(60 / k);
+        usage[`a${i}`] = 9000 * Math.floor(60 / k);
+      }
+      // Each set of busy accounts holds 60, leaving exactly the reserve.
+      const busy = Object.values(running).reduce((a, b) => a + b, 0);
+      const plan = planFetches(64 - busy, buckets, load(running, usage), shares);
+      expect(plan.get(9999)).toBeGreaterThanOrEqual(1);
+      // Every busy account runs at least the reserve's 4 already, so none takes a reserved worker; the newcomer takes two
+      // (a third would leave it running as many as the workers left), and the last two stay for the next ones.
+      expect(perAccount(plan, buckets)).toEqual({ newcomer: 2 });
+    });
+  }
+
+  it('charges worker-time: of two accounts, the one that has used less gets the free worker, whatever order their jobs came in', () => {
+    const buckets: Bucket[] = [{ bucket: 1, account: 'slow', limit: 8 }, { bucket: 2, account: 'fast', limit: 8 }];
+    const plan = planFetches(1, buckets, load({ slow: 2, fast: 2 }, { slow: 18_000, fast: 40 }), { ...shares, reserve: 0 });
+    expect([...plan]).toEqual([[2, 1]]);
   });
 
-  it("a worker released early takes the group's next job while the released one is still ending; stop waits for both", async () => {
-    const { boss, settled } = fakeQueue([{ account: 1, endpoint: 'e1' }, { account: 1, endpoint: 'e1' }]);
-    let finish!: () => void;
-    const ending = new Promise<void>((resolve) => (finish = resolve));
-    const started: string[] = [];
-    const workers = startFairWorkers(boss, 'q', { concurrency: 1, perAccount: 1, perGroup: 1, pollMs: 1 }, {
-      excluded: async () => [],
-      async run(job, release) {
-        started.push(job.id);
-        // The first releases its worker at once (its request is over), then takes its time to end.
-        if (job.id === '0') {
-          release();
-          await ending;
-        }
-      },
-      onError: (err) => {
-        throw err;
-      },
-    });
-    // One worker, one per endpoint: the second ran, and was completed, while the first was still ending.
-    await vi.waitFor(() => expect(settled).toEqual(['1']));
-    expect(started).toEqual(['0', '1']);
-    const stopped = workers.stop(10_000);
-    finish();
-    await stopped;
-    expect([...settled].sort()).toEqual(['0', '1']);
+  it("an account idle until now starts level with the least-served busy one: no credit saved while idle", () => {
+    const buckets: Bucket[] = [{ bucket: 1, account: 'busy', limit: 64 }, { bucket: 2, account: 'back', limit: 64 }];
+    // 'back' used nothing for a long time; 'busy' has used 100 s. Ten free workers are shared, not all given to 'back'.
+    const plan = perAccount(planFetches(10, buckets, load({ busy: 1 }, { busy: 100_000, back: 0 }), { ...shares, reserve: 0 }), buckets);
+    expect(plan).toEqual({ back: 5, busy: 5 });
+  });
+
+  it("never plans past a bucket's limit (what may run across the fleet), nor past perAccount", () => {
+    const buckets: Bucket[] = [{ bucket: 1, account: 'a', limit: 3 }, { bucket: 2, account: 'a', limit: 0 }, { bucket: 3, account: 'b', limit: 8 }];
+    const plan = planFetches(64, buckets, load({ a: 1 }, {}, { 1: 1 }), { reserve: 0, perAccount: 5 });
+    expect(Object.fromEntries(plan)).toEqual({ 1: 2, 3: 5 });
   });
 });
 
-describe('fair workers: fetches that leave endpoints out', () => {
+describe('fair workers: one fetch per bucket, by priority', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
 
-  it('take at most a tenth of the time (each waits ten times as long as the last took), and still find a new due job', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    // e1's backlog: its two jobs claimed run for ever, so every fetch leaves e1 out, and each such fetch takes 10 ms.
-    const { boss, fetches, add } = fakeQueue(Array.from({ length: 20 }, () => ({ account: 1, endpoint: 'e1' })), 10);
-    const started: string[] = [];
-    const workers = startFairWorkers(
-      boss,
-      'q',
-      { concurrency: 10, perAccount: 10, perGroup: 1, pollMs: 1 },
-      {
-        excluded: async () => [],
-        run: (job) => {
-          started.push(String(job.groupId));
-          return new Promise<void>(() => {});
-        },
-        onError: (err) => {
-          throw err;
-        },
+  it('runs every job once, never more of a bucket than its limit at once, and fetches each bucket by itself', async () => {
+    const jobs: Queued[] = [
+      ...Array.from({ length: 20 }, (_, i): Queued => ({ account: 'a1', bucket: 1 + (i % 2) })),
+      ...Array.from({ length: 10 }, (): Queued => ({ account: 'a2', bucket: 3 })),
+    ];
+    const queue = fakeQueue(jobs, () => 2);
+    const peak = new Map<number, number>();
+    const now = new Map<number, number>();
+    const running: Array<() => void> = [];
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 6, reserve: 0, perAccount: 6, pollMs: 1 }, {
+      discover: queue.discover,
+      run: (job) =>
+        new Promise<void>((resolve) => {
+          const b = job.data.bucket;
+          now.set(b, (now.get(b) ?? 0) + 1);
+          peak.set(b, Math.max(peak.get(b) ?? 0, now.get(b)!));
+          running.push(() => {
+            now.set(b, now.get(b)! - 1);
+            resolve();
+          });
+        }),
+      handBack: noHandBack,
+      onError: raise,
+    });
+    await vi.waitFor(() => expect(running.length).toBe(6));
+    while (queue.settled.length < jobs.length) {
+      for (const release of running.splice(0)) release();
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await workers.stop(1000);
+    expect([...queue.settled].sort()).toEqual(jobs.map((_, i) => String(i)).sort());
+    expect(Object.fromEntries(peak)).toEqual({ 1: 2, 2: 2, 3: 2 });
+    expect(queue.fetches.every((f) => f.batchSize <= 2)).toBe(true);
+  });
+
+  it("an account whose jobs hold their workers for seconds leaves the others a worker at once: a newcomer's job starts within one look", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    // Three hostile accounts, 16 buckets each, 10 jobs a bucket: every job runs 9 s.
+    const jobs: Queued[] = [];
+    for (let a = 0; a < 3; a++) for (let b = 0; b < 16; b++) for (let i = 0; i < 10; i++) jobs.push({ account: `h${a}`, bucket: a * 100 + b });
+    const queue = fakeQueue(jobs, () => 8);
+    const started: Array<{ account: string; at: number }> = [];
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 64, reserve: 4, perAccount: 64, pollMs: 100 }, {
+      discover: queue.discover,
+      run: (job) => {
+        started.push({ account: job.data.account, at: Date.now() });
+        return new Promise<void>((resolve) => setTimeout(resolve, job.data.account === 'victim' ? 20 : 9000));
       },
-      () => Date.now(),
-    );
-    await vi.advanceTimersByTimeAsync(1000);
-    const leavingOut = fetches.filter((f) => f.ignoreGroups.includes('e1'));
-    // 10 ms each, then 100 ms until the next: about 9 in a second (without the spacing, one every 11 ms: about 90).
-    expect(leavingOut.length).toBeGreaterThanOrEqual(5);
-    expect(leavingOut.length).toBeLessThanOrEqual(11);
-    expect(started).toEqual(['e1']);
-    // Another endpoint's job, due now: taken by the next such fetch, within 110 ms.
-    add({ account: 2, endpoint: 'e2' });
-    await vi.advanceTimersByTimeAsync(120);
-    expect(started).toEqual(['e1', 'e2']);
+      handBack: noHandBack,
+      onError: raise,
+    });
+    await vi.advanceTimersByTimeAsync(3000);
+    const hostile = started.length;
+    expect(hostile).toBe(60);
+    // Each hostile account holds 20 of the 60.
+    expect(['h0', 'h1', 'h2'].map((a) => started.filter((s) => s.account === a).length)).toEqual([20, 20, 20]);
+    queue.add({ account: 'victim', bucket: 999 });
+    const addedAt = Date.now();
+    await vi.advanceTimersByTimeAsync(250);
+    const victim = started.filter((s) => s.account === 'victim');
+    expect(victim).toHaveLength(1);
+    expect(victim[0]!.at - addedAt).toBeLessThanOrEqual(100);
     const stopped = workers.stop(10);
     await vi.advanceTimersByTimeAsync(20);
     await stopped;
+  });
+
+  it('stop hands back the jobs a fetch claims as it stops (no fail, so no retry counted) and waits for the running one', async () => {
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }, { account: 'b', bucket: 2 }]);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let answer!: () => void;
+    const gate = new Promise<void>((resolve) => (answer = resolve));
+    const realFetch = queue.boss.fetch.bind(queue.boss);
+    // Bucket 2's fetch is under way when stop begins, and answers after it.
+    (queue.boss as unknown as { fetch: typeof realFetch }).fetch = (async (name: string, opts: { minPriority: number }) => {
+      if (opts.minPriority === 2) await gate;
+      return realFetch(name, opts as never);
+    }) as typeof realFetch;
+    const handedBack: string[] = [];
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 4, reserve: 0, perAccount: 4, pollMs: 1 }, {
+      discover: queue.discover,
+      run: () => held,
+      handBack: async (jobs, bucket) => void handedBack.push(...jobs.map((j) => `${j.id} to bucket ${bucket}`)),
+      onError: raise,
+    });
+    await vi.waitFor(() => expect(queue.active.size).toBe(1));
+    const stopped = workers.stop(10_000);
+    answer();
+    await vi.waitFor(() => expect(handedBack).toEqual(['1 to bucket 2']));
+    release();
+    await stopped;
+    expect(queue.settled).toEqual(['0']);
   });
 });

@@ -1,0 +1,70 @@
+/**
+ * A bucket of due jobs: the jobs of one group (a webhook endpoint), which the queue gives a
+ * priority of their own so that a fetch takes exactly one bucket's jobs (fairWorkers.ts).
+ */
+export interface Bucket {
+  /** The jobs' priority, which is the bucket's number. */
+  bucket: number;
+  /** The account the bucket's jobs serve: its share is charged for the time they hold. */
+  account: string;
+  /** How many of its jobs may be running at once across every instance (0: none now). */
+  limit: number;
+}
+
+/** What this instance is running now. */
+export interface Load {
+  /** Jobs running, by account and by bucket. */
+  running: { accounts: ReadonlyMap<string, number>; buckets: ReadonlyMap<number, number> };
+  /** Worker-time each account has used (ms), the time of jobs still running included. */
+  usage: ReadonlyMap<string, number>;
+  /** What one more job of an account is expected to cost (ms): its recent jobs' mean. */
+  estimate: (account: string) => number;
+}
+
+/**
+ * Max-min fair shares of free workers, charged by worker-time (start-time fair queueing over
+ * accounts): each free worker goes to the account that has used the least worker-time, then to that
+ * account's bucket with the fewest running, and each pick charges the account its estimate. Of the last
+ * `reserve` free workers, each goes only to an account running fewer jobs here than there are free
+ * workers left (the very last only to one running none), so a newcomer, or an account that delivers
+ * little, finds a worker at once however long the others' jobs hold theirs (a worker cannot be taken
+ * back from a job under way), and one newcomer cannot take them all from the next. Answers how many
+ * jobs to take from each bucket.
+ */
+export function planFetches(
+  free: number,
+  candidates: readonly Bucket[],
+  load: Load,
+  shares: { reserve: number; perAccount: number },
+): Map<number, number> {
+  const planned = new Map<number, number>();
+  const plannedOf = new Map<string, number>();
+  const score = new Map<string, number>();
+  const accounts = new Set(candidates.map((c) => c.account));
+  const runningOf = (account: string) => (load.running.accounts.get(account) ?? 0) + (plannedOf.get(account) ?? 0);
+  const inBucket = (b: Bucket) => (load.running.buckets.get(b.bucket) ?? 0) + (planned.get(b.bucket) ?? 0);
+  // An account that had nothing running starts level with the least-served busy one: no credit saved up while idle.
+  const busy = [...load.running.accounts.keys()].map((a) => load.usage.get(a) ?? 0);
+  const floor = busy.length > 0 ? Math.min(...busy) : 0;
+  for (const account of accounts) score.set(account, Math.max(load.usage.get(account) ?? 0, load.running.accounts.has(account) ? 0 : floor));
+
+  for (let left = free; left > 0; left--) {
+    let best: { account: string; bucket: Bucket } | undefined;
+    for (const account of accounts) {
+      const n = runningOf(account);
+      if (n >= shares.perAccount || (left <= shares.reserve && n >= left)) continue;
+      const open = candidates.filter((c) => c.account === account && inBucket(c) < c.limit);
+      if (open.length === 0) continue;
+      if (best) {
+        const [mine, theirs] = [score.get(account)!, score.get(best.account)!];
+        if (mine > theirs || (mine === theirs && n >= runningOf(best.account))) continue;
+      }
+      best = { account, bucket: open.reduce((least, c) => (inBucket(c) < inBucket(least) ? c : least)) };
+    }
+    if (!best) break;
+    planned.set(best.bucket.bucket, (planned.get(best.bucket.bucket) ?? 0) + 1);
+    plannedOf.set(best.account, (plannedOf.get(best.account) ?? 0) + 1);
+    score.set(best.account, score.get(best.account)! + load.estimate(best.account));
+  }
+  return planned;
+}
