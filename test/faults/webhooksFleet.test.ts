@@ -143,3 +143,50 @@ describe('delivery across two instances', () => {
     expect(jobs).toEqual({ retried: 0, failed: 0, dead: 0, completed: 2000 });
   }, 240_000);
 });
+
+describe('settling deliveries together', () => {
+  it('an endpoint deleted while deliveries to 15 others settle with it: each other receiver gets exactly one POST, the deleted one no retry', async () => {
+    const server = await start();
+    // Holds every request until all 16 have come, then answers one, and the other 15 at once: theirs come while
+    // the first one's settle is in flight, so they settle together, the deleted endpoint's among them.
+    const heard: string[] = [];
+    const held = new Map<string, http.ServerResponse>();
+    const receiver = http.createServer((req, res) => {
+      const endpoint = new URL(req.url ?? '/', 'http://x').searchParams.get('endpoint')!;
+      heard.push(endpoint);
+      req.resume();
+      if (held.has(endpoint)) res.writeHead(204).end();
+      else held.set(endpoint, res);
+    });
+    const answerAll = () => {
+      const order = ['0', 'deleted', ...[...held.keys()].filter((e) => e !== '0' && e !== 'deleted')];
+      for (const endpoint of order) held.get(endpoint)!.writeHead(204).end();
+    };
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    onTestFinished(async () => {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+      await server.stop();
+    });
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const owner = await newKey();
+    const others = await newKey();
+    const deleted = await addEndpoint(server.baseUrl, owner, `${url}?endpoint=deleted`);
+    const kept: number[] = [];
+    for (let e = 0; e < 15; e++) kept.push(await addEndpoint(server.baseUrl, others, `${url}?endpoint=${e}`));
+    // One event for each account: the owner's to its one endpoint, the other's to its 15.
+    expect((await createPet(server.baseUrl, owner, 'deleted meanwhile')).status).toBe(201);
+    expect((await createPet(server.baseUrl, others, 'kept')).status).toBe(201);
+    expect(await waitFor(() => heard.length === 16, 10_000, 10)).toBe(true);
+    expect((await fetch(`${server.baseUrl}/v1/webhook-endpoints/${deleted}`, { method: 'DELETE', headers: { authorization: `Bearer ${owner}` } })).status).toBe(204);
+    answerAll();
+
+    expect(await waitForSettledQueue(db.env.DATABASE_URL!, [deleted, ...kept], 60_000)).toBe(true);
+    const counts = new Map<string, number>();
+    for (const endpoint of heard) counts.set(endpoint, (counts.get(endpoint) ?? 0) + 1);
+    expect(Object.fromEntries(counts)).toEqual(Object.fromEntries([['deleted', 1], ...kept.map((_, e) => [String(e), 1])]));
+    const recorded = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ANY($1::bigint[]) AND response_status = 204', [kept]);
+    expect(recorded.rows[0]!.n).toBe(15);
+  }, 120_000);
+});
+

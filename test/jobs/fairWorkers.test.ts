@@ -225,3 +225,38 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     expect(queue.settled).toEqual(['0']);
   });
 });
+
+describe('groupCommit: a batch that cannot be settled whole is settled key by key', () => {
+  it('one bad key fails its own call only; the others get their answers', async () => {
+    const { groupCommit } = await import('../../src/db/groupCommit.js');
+    const statements: number[][] = [];
+    const settle = groupCommit<number, string>(async (keys) => {
+      statements.push([...keys]);
+      if (keys.includes(13)) throw new Error('violates foreign key constraint');
+      return keys.map((k) => `settled ${k}`);
+    });
+    const answers = await Promise.allSettled([1, 2, 13, 4].map((k) => settle(k)));
+    expect(answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message))).toEqual(['settled 1', 'settled 2', 'violates foreign key constraint', 'settled 4']);
+    // One statement for all four, then one each.
+    expect(statements).toEqual([[1, 2, 13, 4], [1], [2], [13], [4]]);
+  });
+});
+
+describe('endpointLimits: adaptive concurrency per endpoint', () => {
+  it('halves on a failure or a slow success, grows by one on a prompt success, between 1 and the bound', async () => {
+    const { endpointLimits } = await import('../../src/webhooks/endpointLimits.js');
+    const limits = endpointLimits(8, 1000);
+    const trace = (steps: Array<{ ok: boolean; durationMs: number }>) => steps.map((step) => (limits.record(7, step), limits.of(7)));
+    const slow = { ok: true, durationMs: 9000 };
+    const prompt = { ok: true, durationMs: 20 };
+    const timeout = { ok: false, durationMs: 10_000 };
+    const failedFast = { ok: false, durationMs: 5 };
+    expect(trace([slow, slow, slow, slow])).toEqual([4, 2, 1, 1]);
+    // Alternating instant successes and timeouts: stays at one or two.
+    expect(trace([prompt, timeout, prompt, timeout, prompt, timeout])).toEqual([2, 1, 2, 1, 2, 1]);
+    expect(trace([failedFast])).toEqual([1]);
+    expect(trace(Array.from({ length: 9 }, () => prompt))).toEqual([2, 3, 4, 5, 6, 7, 8, 8, 8]);
+    // Other endpoints keep the whole bound.
+    expect(limits.of(8)).toBe(8);
+  });
+});
