@@ -59,7 +59,8 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets
     const { rows } = await client.query<{ eventId: number; endpoints: string[][] }>(CREATE_WITH_EVENT, [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]);
     const { eventId, endpoints, ...pet } = rows[0]!;
     if (endpoints.length) {
-      const jobs = endpoints.map(([id, accountId]) => ({ data: { eventId, endpointId: Number(id), accountId: Number(accountId), series: randomUUID(), attempt: 1 }, __traceContext: null }));
+      // As src/webhooks/queue.ts queues them: the endpoint's bucket (priority) and group.
+      const jobs = endpoints.map(([id, accountId]) => ({ data: { eventId, endpointId: Number(id), accountId: Number(accountId), series: randomUUID(), attempt: 1 }, priority: Number(id), groupId: id, __traceContext: null }));
       await client.query(JOB_INSERT, [JSON.stringify(jobs)]);
     }
     await client.query('COMMIT');

@@ -17,6 +17,8 @@ export interface Report {
   latency: Results;
   /** Webhook deliveries (not in --creates). */
   events?: EventsResult;
+  /** The same, delivered by the baseline build's worker from its own database (when a baseline build runs). */
+  baselineEvents?: EventsResult;
   /** What createPet locks, and the baseline build it is compared with (issue 35). */
   createPet: {
     /** The advisory-lock functions in the ceiling's createPet statements (src/pets/sql.ts, pg-boss's job insert): none for a lock-free ceiling. */
@@ -26,7 +28,7 @@ export interface Report {
     /** The revision issue 35's target is against (before the issue). */
     targetBaseline: string;
     /** The baseline build measured, if any; `isTarget`: it is the target's revision. */
-    baseline?: { rev: string; commit: string; subject: string; modules: 'linked' | 'npm ci'; isTarget: boolean };
+    baseline?: { rev: string; commit: string; subject: string; modules: 'linked' | 'npm ci'; isTarget: boolean; isDeliveryTarget: boolean };
   };
   /** EXPLAIN of listPets limit=20 once the database was analyzed. */
   listPlan: string;
@@ -38,6 +40,9 @@ export interface Report {
 }
 
 type Field = 'rps' | 'p99' | 'cpuMicros';
+
+/** The revision issue 42's delivery target is against: main before fair shares by worker-time. */
+export const DELIVERY_BASELINE = 'bfe4d72';
 const fmt = (n: number | undefined, digits = 2) => (n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '—');
 const invalidOf = (ms: Measurement[] | undefined) => ms?.find((m) => m.invalid)?.invalid;
 
@@ -161,6 +166,14 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
     if (!reached) missed.push(`createPet at ${e.rate}/s reached only ${fmt(e.creates.rps, 0)}/s: commit-to-receipt at that rate is unproven`);
     const p99 = verdict({ ratio: e.p99, invalid: e.invalid }, (x) => x <= 250, `p99 commit-to-receipt at ${e.rate} creates/s: ${fmt(e.p99, 0)} ms (target ≤ 250 ms)`);
     out(`| p99 commit-to-receipt at ${e.rate} creates/s (issue 35) | ${fmt(e.p99, 0)} ms | one run of ${s.eventSeconds} s at ${fmt(e.creates.rps, 0)}/s | ≤ 250 ms | ${reached ? p99 : '**rate not reached**'} |`);
+    const be = r.baselineEvents;
+    if (be && b) {
+      // Issue 42's target is against bfe4d72 (delivery before fair shares by worker-time); another baseline is reported only.
+      const drain = { ratio: e.drain.perSecond / be.drain.perSecond, invalid: be.invalid };
+      const met = b.isDeliveryTarget ? verdict(drain, (x) => x >= 0.9, `deliveries per second, service / baseline build ${b.commit}: ${fmt(drain.ratio)} (target ≥ 0.9)`) : `— (the target's baseline is ${DELIVERY_BASELINE})`;
+      out(`| deliveries per second draining the rounds' backlog, service / baseline build (${b.commit}) (issue 42) | ${fmt(drain.ratio)} | one drain each: ${fmt(e.drain.perSecond, 0)} / ${fmt(be.drain.perSecond, 0)} per second | ≥ 0.90 | ${met} |`);
+      out(`| p99 commit-to-receipt at ${be.rate} creates/s, the baseline build's worker (reported) | ${fmt(be.p99, 0)} ms | one run of ${s.eventSeconds} s at ${fmt(be.creates.rps, 0)}/s | — | — |`);
+    }
   }
   out();
   if (e) {

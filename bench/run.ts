@@ -17,7 +17,7 @@ import { measureDeliveries, subscribe, type EventsResult } from './events.js';
 import { median, pairedRounds, type Arm, type Measurement } from './load.js';
 import { advisoryLocksIn, watchAdvisoryLocks, type Statements } from './locks.js';
 import { startReceiver } from './receiver.js';
-import { renderReport, type Report } from './report.js';
+import { DELIVERY_BASELINE, renderReport, type Report } from './report.js';
 import { build, startTarget, type Target } from './targets.js';
 
 /** The baseline build of the full run: main before issue 35, whose every createPet took the one id-order lock. */
@@ -106,7 +106,10 @@ async function main(): Promise<Report> {
   const baseline = baselineBuild && baselineDb
     ? await start('baseline', path.join(baselineBuild.root, 'dist/src/server.js'), { ...shipped, ...baselineDb.env, WEBHOOK_CONCURRENCY: '0' }, '/readyz')
     : undefined;
-  if (baseline && baselineDb) await subscribe(baseline.baseUrl, baselineDb.key, receiver.url);
+  // Its own receiver: its deliveries are counted apart from the service's (their event ids overlap).
+  const baselineReceiver = baseline ? await startReceiver() : undefined;
+  if (baselineReceiver) cleanups.push(baselineReceiver.close);
+  if (baseline && baselineDb && baselineReceiver) await subscribe(baseline.baseUrl, baselineDb.key, baselineReceiver.url);
   // Statistics of every table as the rounds find them (autovacuum may be off): with the endpoint subscribed.
   await db.analyze();
   await baselineDb?.analyze();
@@ -169,6 +172,7 @@ async function main(): Promise<Report> {
   }
 
   let events: EventsResult | undefined;
+  let baselineEvents: EventsResult | undefined;
   if (!creates) {
     // A second instance with its workers on (WEBHOOK_CONCURRENCY default): it delivers what the rounds queued, then takes creates at a fixed rate.
     log(`Webhooks: a worker delivers the rounds' events (at most ${settings.drainSeconds} s), then createPet at ${CREATES_PER_SECOND}/s for ${settings.eventSeconds} s…`);
@@ -176,6 +180,16 @@ async function main(): Promise<Report> {
     const arm: Arm = { name: `worker createPet at ${CREATES_PER_SECOND}/s`, url: `${worker.baseUrl}/v1/pets`, pid: worker.pid, ...post({ body: newPet }), headers: { ...json, ...auth } };
     events = await measureDeliveries(db.env.DATABASE_URL, receiver, arm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
     log(`  ${events.drain.delivered} of ${events.drain.queued} queued events delivered at ${events.drain.perSecond.toFixed(0)}/s; at ${CREATES_PER_SECOND} creates/s commit-to-receipt p50 ${events.p50} ms, p99 ${events.p99} ms${events.invalid ? `  INVALID: ${events.invalid}` : ''}`);
+    await worker.stop();
+    if (baselineBuild && baselineDb && baselineReceiver) {
+      // The same with the baseline build's worker, on its database and backlog: delivery as it was (issue 42's drain target).
+      log(`Webhooks, the baseline build's worker: the same…`);
+      const baselineWorker = await start('baseline worker', path.join(baselineBuild.root, 'dist/src/server.js'), { ...shipped, ...baselineDb.env }, '/readyz');
+      const baselineArm: Arm = { name: `baseline worker createPet at ${CREATES_PER_SECOND}/s`, url: `${baselineWorker.baseUrl}/v1/pets`, pid: baselineWorker.pid, ...post({ body: newPet }), headers: { ...json, authorization: `Bearer ${baselineDb.key}` } };
+      baselineEvents = await measureDeliveries(baselineDb.env.DATABASE_URL, baselineReceiver, baselineArm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
+      log(`  ${baselineEvents.drain.delivered} of ${baselineEvents.drain.queued} queued events delivered at ${baselineEvents.drain.perSecond.toFixed(0)}/s; at ${CREATES_PER_SECOND} creates/s commit-to-receipt p50 ${baselineEvents.p50} ms, p99 ${baselineEvents.p99} ms${baselineEvents.invalid ? `  INVALID: ${baselineEvents.invalid}` : ''}`);
+      await baselineWorker.stop();
+    }
   }
 
   return {
@@ -187,6 +201,7 @@ async function main(): Promise<Report> {
     throughput,
     latency,
     events,
+    baselineEvents,
     createPet: {
       ceilingLocks,
       locksSeen: locks.seen,
@@ -198,6 +213,7 @@ async function main(): Promise<Report> {
           subject: baselineBuild.subject,
           modules: baselineBuild.modules,
           isTarget: baselineBuild.sha === (await commitOf(DEFAULT_BASELINE)),
+          isDeliveryTarget: baselineBuild.sha === (await commitOf(DELIVERY_BASELINE)),
         },
       }),
     },

@@ -1265,11 +1265,12 @@ export interface components {
             durationMs: number;
             /**
              * @description Why the attempt failed (timeout, refused, status, address not
-             *     allowed); `null` on success. When the attempt was the endpoint's
-             *     third timeout in a row or more, it also says until when the
-             *     endpoint's deliveries are paused (its circuit breaker; they wait,
-             *     then are tried again): `timeout after 10000 ms; 3 timeouts in a
-             *     row: deliveries to this endpoint paused until 2026-11-26T12:01:00.000Z`.
+             *     allowed); `null` on success. When the attempt tripped the
+             *     endpoint's circuit breaker (its third timeout in a row, or the
+             *     failed probe after a pause), it also says until when the
+             *     endpoint's deliveries are paused (they wait, then one probe goes):
+             *     `timeout after 10000 ms; 3 timeouts in a row: deliveries to this
+             *     endpoint paused until 2026-11-26T12:01:00.000Z, then one probe`.
              * @example null
              */
             error: string | null;

@@ -124,7 +124,7 @@ const schema = {
     WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 64 },
     // One look per instance (src/jobs/fairWorkers.ts), not one per worker: 0.1 s is 10 fetches a second when idle.
     WEBHOOK_POLL_SECONDS: { type: 'number', minimum: 0.05, maximum: 60, default: 0.1 },
-    // At most this many of an instance's for one account (unset: all of them), and in flight to one endpoint across every instance (unset: an eighth of WEBHOOK_CONCURRENCY).
+    // At most this many of an instance's for one account (unset: all of them), and in flight to one endpoint across every instance (unset: a quarter of WEBHOOK_CONCURRENCY).
     WEBHOOK_ACCOUNT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 200 },
     WEBHOOK_ENDPOINT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 200 },
     // The circuit breaker: this many timeouts in a row pause an endpoint for the pause, doubled with each timeout after (at most an hour).
@@ -301,14 +301,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 /**
  * The bounds of delivery (docs/WEBHOOKS.md, "Fair delivery"): an account may hold every worker of an
  * instance unless WEBHOOK_ACCOUNT_CONCURRENCY says less (shares among accounts are max-min fair by
- * worker-time, so a cap is not what keeps them fair); an endpoint at most an eighth of WEBHOOK_CONCURRENCY
- * (8 of 64) in flight across the fleet, and never more than its account; a sixteenth of the workers
+ * worker-time, so a cap is not what keeps them fair); an endpoint at most a quarter of WEBHOOK_CONCURRENCY
+ * (16 of 64) in flight across the fleet, and never more than its account; a sixteenth of the workers
  * (4 of 64) is kept for accounts below their share.
  */
 function webhookShares(concurrency: number, account: number | undefined, endpoint: number | undefined) {
   const all = Math.max(1, concurrency);
   const perAccount = Math.min(all, account ?? all);
-  return { perAccount, perEndpoint: Math.min(perAccount, endpoint ?? Math.max(1, Math.floor(all / 8))), reserve: Math.floor(all / 16) };
+  return { perAccount, perEndpoint: Math.min(perAccount, endpoint ?? Math.max(1, Math.floor(all / 4))), reserve: Math.floor(all / 16) };
 }
 
 /** Everything the service reads from the environment, validated once at start (see docs/CONFIGURATION.md). */

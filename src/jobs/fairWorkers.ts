@@ -22,6 +22,12 @@ export interface FairWorkers {
   stop(timeoutMs: number): Promise<void>;
 }
 
+/** Fetches of one bucket under way at once: one claiming while the next waits for its turn (they take turns on the bucket's lock). */
+const FETCHES_PER_BUCKET = 2;
+
+/** Ended jobs wait at most this long for their bucket's next claim to complete them (then they are completed on their own). */
+const COMPLETE_WITHIN_MS = 20;
+
 /** What a job is expected to cost before its account has run any (ms). */
 const FIRST_ESTIMATE_MS = 50;
 
@@ -45,8 +51,11 @@ export function startFairWorkers<T extends object>(
   shares: FairShares,
   hooks: {
     discover: () => Promise<Bucket[]>;
-    /** Claims up to `batchSize` of a bucket's due jobs, no more of it running than `limit` across the fleet (jobs/queue.ts fetchBucket). */
-    fetch?: (bucket: number, batchSize: number, limit: number) => Promise<Array<Job<T>>>;
+    /**
+     * Completes `completing` (jobs of the bucket that ended here), then claims up to `batchSize` of the bucket's
+     * due jobs, no more of it active than `limit` across the fleet, in one transaction (jobs/queue.ts fetchBucket).
+     */
+    fetch?: (bucket: number, batchSize: number, limit: number, completing: JobAttempt[]) => Promise<Array<Job<T>>>;
     run: (job: Job<T>, release: () => void) => Promise<void>;
     /** Returns jobs claimed but not started to the queue, as they were (jobs/queue.ts handBack). */
     handBack: (jobs: Array<Job<T>>, bucket: number) => Promise<void>;
@@ -55,7 +64,11 @@ export function startFairWorkers<T extends object>(
   now: () => number = () => performance.now(),
 ): FairWorkers {
   const fetchBucket =
-    hooks.fetch ?? ((bucket: number, batchSize: number, limit: number) => boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit }));
+    hooks.fetch ??
+    (async (bucket: number, batchSize: number, limit: number, completing: JobAttempt[]) => {
+      if (completing.length > 0) await boss.complete(queue, completing);
+      return boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit });
+    });
   const running = { accounts: new Map<string, number>(), buckets: new Map<number, number>() };
   /** Worker-time of finished jobs per account (ms), and the start of each running one. */
   const used = new Map<string, number>();
@@ -63,6 +76,30 @@ export function startFairWorkers<T extends object>(
   const typical = new Map<string, number>();
   let busy = 0;
   const unfinished = new Set<Promise<void>>();
+  /** Jobs released and not yet handed to a completion, per bucket: still active in pg-boss, though their worker is free. */
+  const ending = new Map<number, number>();
+  /**
+   * Jobs that ended, per bucket, waiting to be completed: with the bucket's next claim, in its transaction (so that
+   * claim counts them as done, and no round trip of their own), or together on their own within COMPLETE_WITHIN_MS.
+   */
+  const toComplete = new Map<number, Array<{ attempt: JobAttempt; done: () => void; failed: (err: Error) => void }>>();
+  let flushTimer: NodeJS.Timeout | undefined;
+  const completeAlone = (bucket: number, items: Array<{ attempt: JobAttempt; done: () => void; failed: (err: Error) => void }>) => {
+    add(ending, bucket, -items.length);
+    for (const item of items) complete(item.attempt).then(item.done, item.failed);
+  };
+  function flush() {
+    flushTimer = undefined;
+    for (const [bucket, items] of toComplete) completeAlone(bucket, items);
+    toComplete.clear();
+  }
+  const completeLater = (bucket: number, attempt: JobAttempt) =>
+    new Promise<void>((done, failed) => {
+      toComplete.set(bucket, [...(toComplete.get(bucket) ?? []), { attempt, done, failed }]);
+      flushTimer ??= setTimeout(flush, COMPLETE_WITHIN_MS);
+    });
+  /** Buckets a fetch found emptier than planned: not fetched again until the next look, or until one of theirs here ends. */
+  const dry = new Set<number>();
   const complete = groupCommit<JobAttempt, void>(async (attempts) => {
     await boss.complete(queue, [...attempts]);
     return attempts.map(() => undefined);
@@ -126,36 +163,87 @@ export function startFairWorkers<T extends object>(
       typical.set(account, 0.8 * (typical.get(account) ?? held) + 0.2 * held);
       add(running.accounts, account, -1);
       add(running.buckets, bucket, -1);
+      add(ending, bucket, 1);
       busy--;
+      dry.delete(bucket);
       wake();
     };
-    const ending: Promise<void> = (async () => {
+    const ended: Promise<void> = (async () => {
       const attempt: JobAttempt = { id: job.id, retryCount: job.retryCount };
       try {
         await hooks.run(job, release);
       } catch (err) {
         release();
+        // Uncounted as it is failed in pg-boss: until that commits, a claim counts it as active (never under the bound).
+        add(ending, bucket, -1);
         await boss.fail(queue, attempt, { message: (err as Error).message });
         return;
       }
       release();
-      await complete(attempt);
+      await completeLater(bucket, attempt);
     })()
       .then(
         () => {},
         (err: Error) => hooks.onError(err),
       )
-      .finally(() => unfinished.delete(ending));
-    unfinished.add(ending);
+      .finally(() => unfinished.delete(ended));
+    unfinished.add(ended);
   }
+
+  /** Jobs asked for by the fetches under way, per account and per bucket (counted as running when planning), and those fetches. */
+  const asked = { accounts: new Map<string, number>(), buckets: new Map<number, number>() };
+  let askedInAll = 0;
+  const fetchesOf = new Map<number, number>();
+  const fetches = new Set<Promise<void>>();
+
+  /** Claims up to `count` of a bucket's due jobs and starts them, without holding up the loop: the next plan counts them as asked. */
+  function claim(bucket: number, count: number, account: string, limit: number) {
+    add(asked.accounts, account, count);
+    add(asked.buckets, bucket, count);
+    askedInAll += count;
+    add(fetchesOf, bucket, 1);
+    // The bucket's ended jobs are completed in the claim's transaction, before it counts; those still ending here
+    // count as active in pg-boss though their worker is free: not against the limit.
+    const completing = toComplete.get(bucket) ?? [];
+    toComplete.delete(bucket);
+    add(ending, bucket, -completing.length);
+    const done: Promise<void> = (async () => {
+      let jobs: Array<Job<T>> = [];
+      try {
+        jobs = await fetchBucket(bucket, count, limit + (ending.get(bucket) ?? 0), completing.map((c) => c.attempt));
+        for (const c of completing) c.done();
+      } catch (err) {
+        hooks.onError(err as Error);
+        // Not completed with the claim: on their own.
+        add(ending, bucket, completing.length);
+        if (completing.length > 0) completeAlone(bucket, completing);
+      } finally {
+        add(asked.accounts, account, -count);
+        add(asked.buckets, bucket, -count);
+        askedInAll -= count;
+        add(fetchesOf, bucket, -1);
+      }
+      if (jobs.length < count) dry.add(bucket);
+      // Claimed as this instance began to stop: back to the queue as they were, for another instance.
+      if (stopping) {
+        if (jobs.length > 0) await hooks.handBack(jobs, bucket).catch(hooks.onError);
+      } else for (const job of jobs) start(job, bucket, account);
+      wake();
+    })().finally(() => fetches.delete(done));
+    fetches.add(done);
+  }
+
+  const withAsked = <K>(mine: Map<K, number>, theirs: Map<K, number>) => {
+    const sum = new Map(mine);
+    for (const [key, n] of theirs) sum.set(key, (sum.get(key) ?? 0) + n);
+    return sum;
+  };
 
   async function takeDueJobs(): Promise<void> {
     let buckets: Bucket[] = [];
     let discoveredAt = -Infinity;
-    /** Buckets a fetch found emptier than planned: not fetched again until the next look. */
-    const dry = new Set<number>();
     while (!stopping) {
-      const free = shares.concurrency - busy;
+      const free = shares.concurrency - busy - askedInAll;
       if (free <= 0) {
         await idle(shares.pollMs);
         continue;
@@ -173,32 +261,22 @@ export function startFairWorkers<T extends object>(
         forgetIdle(buckets);
         continue;
       }
-      const candidates = buckets.filter((b) => b.limit > 0 && !dry.has(b.bucket));
-      const plan = planFetches(free, candidates, { running, usage: usage(), estimate: (a) => typical.get(a) ?? FIRST_ESTIMATE_MS }, shares);
+      // At most two fetches of a bucket under way (the second waits for the first's lock, fetchBucket, then counts its claims),
+      // and a busy bucket is refilled once half its limit is free: a fetch per few jobs, not one per job.
+      const held = (b: Bucket) => (running.buckets.get(b.bucket) ?? 0) + (asked.buckets.get(b.bucket) ?? 0);
+      const candidates = buckets.filter(
+        (b) => b.limit > 0 && !dry.has(b.bucket) && (fetchesOf.get(b.bucket) ?? 0) < FETCHES_PER_BUCKET && (held(b) === 0 || b.limit - held(b) >= Math.ceil(b.limit / 2)),
+      );
+      const load = { running: { accounts: withAsked(running.accounts, asked.accounts), buckets: withAsked(running.buckets, asked.buckets) }, usage: usage(), estimate: (a: string) => typical.get(a) ?? FIRST_ESTIMATE_MS };
+      const plan = planFetches(free, candidates, load, shares);
       if (plan.size === 0) {
         await idle(Math.max(1, discoveredAt + shares.pollMs - now()));
         continue;
       }
-      const accountOf = new Map(candidates.map((b) => [b.bucket, b]));
-      await Promise.all(
-        [...plan].map(async ([bucket, count]) => {
-          const { account, limit } = accountOf.get(bucket)!;
-          let jobs: Array<Job<T>>;
-          try {
-            jobs = await fetchBucket(bucket, count, limit);
-          } catch (err) {
-            hooks.onError(err as Error);
-            dry.add(bucket);
-            return;
-          }
-          if (jobs.length < count) dry.add(bucket);
-          if (jobs.length === 0) return;
-          // Claimed as this instance began to stop: back to the queue as they were, for another instance.
-          if (stopping) return hooks.handBack(jobs, bucket).catch(hooks.onError);
-          for (const job of jobs) start(job, bucket, account);
-        }),
-      );
+      const of = new Map(candidates.map((b) => [b.bucket, b]));
+      for (const [bucket, count] of plan) claim(bucket, count, of.get(bucket)!.account, of.get(bucket)!.limit);
     }
+    await Promise.allSettled(fetches);
   }
 
   const loop = takeDueJobs();
@@ -207,6 +285,8 @@ export function startFairWorkers<T extends object>(
       stopping = true;
       wake();
       await loop;
+      clearTimeout(flushTimer);
+      flush();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(unfinished), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
       clearTimeout(timer);

@@ -1,4 +1,4 @@
-import { PgBoss, type ConstructorOptions, type Job } from 'pg-boss';
+import { PgBoss, type ConstructorOptions, type Job, type JobAttempt } from 'pg-boss';
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 
@@ -53,6 +53,9 @@ export async function handBack(boss: PgBoss, pool: pg.Pool, queue: string, jobs:
   });
 }
 
+/** The advisory lock namespace of a bucket's claims (any constant shared by all instances; migrations use 727274001). */
+const BUCKET_LOCK = 727_274_003;
+
 /**
  * Claims up to `batchSize` due jobs of one bucket (the jobs of priority `bucket`, one group), with at
  * most `limit` of the group active at once across every instance: pg-boss counts the group's active
@@ -60,9 +63,30 @@ export async function handBack(boss: PgBoss, pool: pg.Pool, queue: string, jobs:
  * two instances' claims of the same bucket take turns, each counting what the other claimed (two
  * concurrent statements would each count the same jobs and claim past the limit together).
  */
-export async function fetchBucket<T>(boss: PgBoss, pool: pg.Pool, queue: string, { bucket, batchSize, limit }: { bucket: number; batchSize: number; limit: number }): Promise<Array<Job<T>>> {
-  return withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1), $2)', [queue, bucket]);
-    return boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db: onClient(client) });
-  });
+export async function fetchBucket<T>(
+  boss: PgBoss,
+  pool: pg.Pool,
+  queue: string,
+  { bucket, batchSize, limit, complete }: { bucket: number; batchSize: number; limit: number; complete: JobAttempt[] },
+): Promise<Array<Job<T>>> {
+  const client = await pool.connect();
+  try {
+    // BEGIN with the lock (one simple query: the keys are integers), the bucket's ended jobs completed (so the
+    // count below leaves them out), the fetch, and COMMIT, each queued behind the one before on the connection
+    // (COMMIT ends the transaction either way: after a failed statement it rolls back).
+    const db = onClient(client);
+    const locked = client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BUCKET_LOCK}, ${Math.trunc(bucket)})`);
+    const completed = complete.length > 0 ? boss.complete(queue, complete, null, { db }) : undefined;
+    const fetched = boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db });
+    const committed = client.query('COMMIT');
+    const [, , jobs, commit] = await Promise.all([locked, completed, fetched, committed]);
+    // A statement that failed made COMMIT a rollback: nothing was claimed or completed.
+    if ((commit as pg.QueryResult).command !== 'COMMIT') throw new Error('the claim of a bucket was rolled back');
+    client.release();
+    return jobs;
+  } catch (err) {
+    const broken = await client.query('ROLLBACK').then(() => undefined, (e: Error) => e);
+    client.release(broken ?? (err as Error));
+    throw err;
+  }
 }

@@ -23,6 +23,8 @@ declare module 'fastify' {
  */
 const DELIVERY_POOL_MAX = 4;
 const FAILURE_POOL_MAX = 2;
+/** Claims (jobs/queue.ts fetchBucket) wait for no delivery's statement: the time a worker waits for its next job. */
+const CLAIM_POOL_MAX = 2;
 
 /**
  * Webhook delivery in the job queue (jobs/plugin.ts): the delivery queue and its dead-letter queue,
@@ -75,6 +77,7 @@ export default fp(
     if (webhooks.concurrency === 0) return;
     const own = app.database.openPool('webhooks', DELIVERY_POOL_MAX);
     const failures = app.database.openPool('webhook-failures', FAILURE_POOL_MAX);
+    const claims = app.database.openPool('webhook-claims', CLAIM_POOL_MAX);
     const deliver = webhookDelivery({ pool: own, failures }, boss, secrets, webhooks);
     // A slow answer is one that takes more than a tenth of the timeout (1 s of 10).
     const limits = endpointLimits(webhooks.perEndpoint, webhooks.timeoutMs / 10);
@@ -87,7 +90,7 @@ export default fp(
       { concurrency: webhooks.concurrency, reserve: webhooks.reserve, perAccount: webhooks.perAccount, pollMs: webhooks.pollSeconds * 1000 },
       {
         discover: deliveryBuckets(own, limits.of, webhooks.perEndpoint),
-        fetch: (bucket, batchSize, limit) => fetchBucket<DeliveryJob>(boss, own, DELIVERY_QUEUE, { bucket, batchSize, limit }),
+        fetch: (bucket, batchSize, limit, complete) => fetchBucket<DeliveryJob>(boss, claims, DELIVERY_QUEUE, { bucket, batchSize, limit, complete }),
         async run(job, release) {
           // The shares bound the requests: the worker takes its next delivery once this one's answer is in, while it is recorded.
           const { outcome, createdAt, attempt } = await deliver(job.data, release);
@@ -95,13 +98,13 @@ export default fp(
           if (attempt) limits.record(job.data.endpointId, attempt);
           if (outcome === 'delivered' && createdAt) latency.observe((Date.now() - Date.parse(createdAt)) / 1000);
         },
-        handBack: (jobs, bucket) => handBack(boss, own, DELIVERY_QUEUE, jobs, bucket),
+        handBack: (jobs, bucket) => handBack(boss, claims, DELIVERY_QUEUE, jobs, bucket),
         onError: app.jobs.onError,
       },
     );
     app.jobs.beforeStop(async (timeoutMs) => {
       await workers.stop(timeoutMs);
-      await Promise.all([own.end(), failures.end()]);
+      await Promise.all([own.end(), failures.end(), claims.end()]);
     });
   },
   { name: 'webhooks', dependencies: ['database', 'metrics', 'jobs'] },

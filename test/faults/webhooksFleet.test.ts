@@ -11,7 +11,7 @@ import { addEndpoint, countingReceiver, createPet, percentile, startWebhookServe
 
 /**
  * Delivery across a fleet of two instances on one database: the fairness of one instance holds with
- * two, an endpoint's bound of requests in flight (WEBHOOK_ENDPOINT_CONCURRENCY, 8) holds across both,
+ * two, an endpoint's bound of requests in flight (WEBHOOK_ENDPOINT_CONCURRENCY, 8 here) holds across both,
  * and rolling restarts hand claimed deliveries back without losing, doubling or retrying any.
  */
 let db: ServerDatabase;
@@ -26,6 +26,8 @@ afterAll(async () => {
 });
 
 const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_POLL_SECONDS: '0.1', ...extra });
+/** A bound each instance alone could reach twice over with two instances (16 of its 64 workers for one endpoint). */
+const bound = { WEBHOOK_ENDPOINT_CONCURRENCY: '8' };
 const newKey = () => unlimitedKey(db.env);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -48,7 +50,7 @@ async function slowLedger(delayMs: number) {
 
 describe('delivery across two instances', () => {
   it("beside 3 hostile accounts × 16 endpoints (204 after 1.8 s), the victim's 30 deliveries arrive with p90 within 2 s, and no endpoint has more than 8 in flight across both instances", async () => {
-    const [a, b] = await Promise.all([start(), start()]);
+    const [a, b] = await Promise.all([start(bound), start(bound)]);
     const victim = await countingReceiver();
     const hostile = await pacedReceiver('slow204', 1800);
     // Answers well within the slow mark (a tenth of the timeout), so the endpoint keeps its whole bound of 8.

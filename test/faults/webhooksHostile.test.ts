@@ -24,7 +24,7 @@ afterAll(() => db?.drop());
 
 // The breaker off in effect (100 timeouts in a row): every scheduled attempt is made, each bounded on its own
 // (the breaker pausing endpoints that keep timing out is webhooksFairness.test.ts's).
-// 32 workers (4 per endpoint), so that 8 events are twice an endpoint's share.
+// 32 workers, 8 in flight per endpoint at most (a quarter); an endpoint whose attempts time out or fail falls to one at a time (webhooks/endpointLimits.ts).
 const env = { ...FAULT_WEBHOOK_ENV, WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1', WEBHOOK_BREAKER_TIMEOUTS: '100', WEBHOOK_CONCURRENCY: '32' };
 const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { ...env, ...extra });
 const newKey = () => unlimitedKey(db.env);
@@ -48,9 +48,9 @@ describe('hostile webhook receivers', () => {
       healthy: await addEndpoint(server.baseUrl, key, healthy.url),
     };
 
-    // Twice the share of workers one endpoint may hold (WEBHOOK_CONCURRENCY 32 / 8): each hanging endpoint
-    // holds its whole share through every round of attempts, while the healthy one is served.
-    const EVENTS = 8;
+    // Four events: each hanging endpoint holds four workers, then one (its limit halves with each failure),
+    // through every round of attempts, while the healthy one is served.
+    const EVENTS = 4;
     const created: Array<{ id: number; answeredAt: number }> = [];
     for (let i = 0; i < EVENTS; i++) {
       const res = await createPet(server.baseUrl, key, `hostile ${i}`);
