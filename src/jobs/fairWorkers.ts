@@ -43,7 +43,9 @@ const FIRST_ESTIMATE_MS = 50;
  *   same whatever other accounts have due.
  * Nothing is claimed that does not start at once. A job holds its worker, and is charged to its
  * account, until it calls `release` (the part the shares bound is over: a delivery's request) or ends;
- * it is completed once it ends (with the others that end meanwhile), failed if it throws.
+ * once it ends it is completed in its bucket's next claim (or with others within COMPLETE_WITHIN_MS),
+ * failed if it throws. A busy bucket is claimed again once half its limit is free, at most two claims
+ * of it under way.
  */
 export function startFairWorkers<T extends object>(
   boss: PgBoss,

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unlimitedKey } from '../helpers/apiKeys.js';
 import { pacedReceiver, type PacedMode, type PacedReceiver } from '../helpers/hostileReceivers.js';
@@ -137,5 +138,59 @@ describe('bounded redelivery', () => {
     // The series ended with its delivery: the next call starts another.
     expect((await call(server.baseUrl, key, `/v1/events/${eventId}/redeliver`, { method: 'POST' })).status).toBe(202);
     expect(await waitFor(() => receiver.receipts.length === 3, 30_000)).toBe(true);
+  }, 120_000);
+});
+
+describe("delivery's bookkeeping off the API's connections", () => {
+  it("16 endpoints failing every attempt, retried every 0.1 s: their records never run on the API's pool, and the delivery pools stay within their bounds", async () => {
+    const server = await start({ WEBHOOK_RETRY_DELAYS_SECONDS: Array.from({ length: 30 }, () => '0.1').join(',') });
+    const failing = await pacedReceiver('slow500', 0);
+    const sql = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await sql.connect();
+    onTestFinished(async () => {
+      await sql.end();
+      await failing.close();
+      await server.stop();
+    });
+    const [hostileKey, otherKey] = await Promise.all([newKey(), newKey()]);
+    for (let e = 0; e < 16; e++) await addEndpoint(server.baseUrl, hostileKey, `${failing.url}?endpoint=${e}`);
+    for (let i = 0; i < 20; i++) expect((await createPet(server.baseUrl, hostileKey, `failing ${i}`)).status).toBe(201);
+    expect(await waitFor(() => failing.requests >= 100, 20_000, 20)).toBe(true);
+
+    // For 3 s of failures (and another account's listPets meanwhile), who runs what, every 10 ms.
+    const before = failing.requests;
+    const peak = new Map<string, number>();
+    let apiPoolOnDeliveries = 0;
+    let failureRecordsSeen = 0;
+    let listed = 0;
+    const until = Date.now() + 3000;
+    const reads = (async () => {
+      while (Date.now() < until) {
+        expect((await call(server.baseUrl, otherKey, '/v1/pets?limit=20')).status).toBe(200);
+        listed++;
+      }
+    })();
+    while (Date.now() < until) {
+      const { rows } = await sql.query<{ app: string; n: number; deliveries: number }>(
+        `SELECT application_name AS app, count(*)::int AS n,
+                count(*) FILTER (WHERE state <> 'idle' AND (query ILIKE '%webhook_deliveries%' OR query ILIKE '%webhook_endpoints%'))::int AS deliveries
+           FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'animal-store%' GROUP BY 1`,
+      );
+      for (const { app, n, deliveries } of rows) {
+        peak.set(app, Math.max(peak.get(app) ?? 0, n));
+        if (app === 'animal-store') apiPoolOnDeliveries += deliveries;
+        if (app === 'animal-store-webhook-failures') failureRecordsSeen += deliveries;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await reads;
+    const line = `${failing.requests - before} failed attempts in 3 s, ${listed} listPets meanwhile; connections at most ${JSON.stringify(Object.fromEntries(peak))}`;
+    console.log(line);
+    expect(failing.requests - before, line).toBeGreaterThan(50);
+    expect(failureRecordsSeen, line).toBeGreaterThan(0);
+    expect(apiPoolOnDeliveries, line).toBe(0);
+    expect(peak.get('animal-store-webhooks') ?? 0, line).toBeLessThanOrEqual(4);
+    expect(peak.get('animal-store-webhook-failures') ?? 0, line).toBeLessThanOrEqual(2);
+    expect(peak.get('animal-store-webhook-claims') ?? 0, line).toBeLessThanOrEqual(2);
   }, 120_000);
 });
