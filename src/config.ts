@@ -302,8 +302,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
  * The bounds of delivery (docs/WEBHOOKS.md, "Fair delivery"): an account may hold every worker of an
  * instance unless WEBHOOK_ACCOUNT_CONCURRENCY says less (shares among accounts are max-min fair by
  * worker-time, so a cap is not what keeps them fair); an endpoint at most a quarter of WEBHOOK_CONCURRENCY
- * (16 of 64) in flight across the fleet, and never more than its account; a sixteenth of the workers
- * (4 of 64) is kept for accounts below their share.
+ * (16 of 64) in flight across the fleet, and never more than its account; at least a sixteenth of the
+ * workers (4 of 64) is kept for accounts running none (jobs/fairShare.ts).
  */
 function webhookShares(concurrency: number, account: number | undefined, endpoint: number | undefined) {
   const all = Math.max(1, concurrency);

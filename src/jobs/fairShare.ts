@@ -24,23 +24,27 @@ export interface Load {
 /**
  * Max-min fair shares of free workers, charged by worker-time (start-time fair queueing over
  * accounts): each free worker goes to the account that has used the least worker-time, then to that
- * account's bucket with the fewest running, and each pick charges the account its estimate. Of the last
- * `reserve` free workers, each goes only to an account running fewer jobs here than there are free
- * workers left (the very last only to one running none), so a newcomer, or an account that delivers
- * little, finds a worker at once however long the others' jobs hold theirs (a worker cannot be taken
- * back from a job under way), and one newcomer cannot take them all from the next. Answers how many
- * jobs to take from each bucket.
+ * account's bucket with the fewest running, and each pick charges the account its estimate.
+ *
+ * The last free workers are a reserve, one for each account with work here and one more (at least
+ * `reserve`, at most a quarter of `concurrency`; none when `reserve` is 0), and each of them goes only to an account running
+ * nothing here: a newcomer, or an account that delivers little, finds a worker at once however long the
+ * others' jobs hold theirs (a worker cannot be taken back from a job under way), and however many
+ * accounts arrive at once, each takes one, leaving one for the next. Answers how many jobs to take from
+ * each bucket.
  */
 export function planFetches(
   free: number,
   candidates: readonly Bucket[],
   load: Load,
-  shares: { reserve: number; perAccount: number },
+  shares: { concurrency: number; reserve: number; perAccount: number },
 ): Map<number, number> {
   const planned = new Map<number, number>();
   const plannedOf = new Map<string, number>();
   const score = new Map<string, number>();
   const accounts = new Set(candidates.map((c) => c.account));
+  const active = new Set([...accounts, ...load.running.accounts.keys()]).size;
+  const reserve = shares.reserve === 0 ? 0 : Math.min(Math.max(shares.reserve, active + 1), Math.floor(shares.concurrency / 4));
   const runningOf = (account: string) => (load.running.accounts.get(account) ?? 0) + (plannedOf.get(account) ?? 0);
   const inBucket = (b: Bucket) => (load.running.buckets.get(b.bucket) ?? 0) + (planned.get(b.bucket) ?? 0);
   // An account that had nothing running starts level with the least-served busy one: no credit saved up while idle.
@@ -52,7 +56,7 @@ export function planFetches(
     let best: { account: string; bucket: Bucket } | undefined;
     for (const account of accounts) {
       const n = runningOf(account);
-      if (n >= shares.perAccount || (left <= shares.reserve && n >= left)) continue;
+      if (n >= shares.perAccount || (left <= reserve && n > 0)) continue;
       const open = candidates.filter((c) => c.account === account && inBucket(c) < c.limit);
       if (open.length === 0) continue;
       if (best) {

@@ -86,14 +86,31 @@ export function startFairWorkers<T extends object>(
    */
   const toComplete = new Map<number, Array<{ attempt: JobAttempt; done: () => void; failed: (err: Error) => void }>>();
   let flushTimer: NodeJS.Timeout | undefined;
-  const completeAlone = (bucket: number, items: Array<{ attempt: JobAttempt; done: () => void; failed: (err: Error) => void }>) => {
-    add(ending, bucket, -items.length);
-    for (const item of items) complete(item.attempt).then(item.done, item.failed);
+  /**
+   * What changes a bucket's count of active jobs in pg-boss here (a claim, a completion, a failure) takes its turn:
+   * a claim's allowance (`ending`) is read when its turn comes, and nothing of this instance changes the count
+   * under it until its claim has committed, so the bound it claims by is exact.
+   */
+  const turns = new Map<number, Promise<unknown>>();
+  const inTurn = <R>(bucket: number, run: () => Promise<R>): Promise<R> => {
+    const mine = (turns.get(bucket) ?? Promise.resolve()).then(run, run);
+    const settled = mine.catch(() => {});
+    turns.set(bucket, settled);
+    void settled.then(() => turns.get(bucket) === settled && turns.delete(bucket));
+    return mine;
   };
+  type Ended = { attempt: JobAttempt; done: () => void; failed: (err: Error) => void };
+  /** Completes a bucket's ended jobs on their own (in one statement with others that end meanwhile), in the bucket's turn. */
+  const completeAlone = (bucket: number) =>
+    inTurn(bucket, async () => {
+      const items = toComplete.get(bucket) ?? [];
+      toComplete.delete(bucket);
+      add(ending, bucket, -items.length);
+      await Promise.all(items.map((item) => complete(item.attempt).then(item.done, item.failed)));
+    });
   function flush() {
     flushTimer = undefined;
-    for (const [bucket, items] of toComplete) completeAlone(bucket, items);
-    toComplete.clear();
+    for (const bucket of [...toComplete.keys()]) void completeAlone(bucket);
   }
   const completeLater = (bucket: number, attempt: JobAttempt) =>
     new Promise<void>((done, failed) => {
@@ -176,9 +193,10 @@ export function startFairWorkers<T extends object>(
         await hooks.run(job, release);
       } catch (err) {
         release();
-        // Uncounted as it is failed in pg-boss: until that commits, a claim counts it as active (never under the bound).
-        add(ending, bucket, -1);
-        await boss.fail(queue, attempt, { message: (err as Error).message });
+        await inTurn(bucket, async () => {
+          add(ending, bucket, -1);
+          await boss.fail(queue, attempt, { message: (err as Error).message });
+        });
         return;
       }
       release();
@@ -204,21 +222,29 @@ export function startFairWorkers<T extends object>(
     add(asked.buckets, bucket, count);
     askedInAll += count;
     add(fetchesOf, bucket, 1);
-    // The bucket's ended jobs are completed in the claim's transaction, before it counts; those still ending here
-    // count as active in pg-boss though their worker is free: not against the limit.
-    const completing = toComplete.get(bucket) ?? [];
-    toComplete.delete(bucket);
-    add(ending, bucket, -completing.length);
     const done: Promise<void> = (async () => {
       let jobs: Array<Job<T>> = [];
       try {
-        jobs = await fetchBucket(bucket, count, limit + (ending.get(bucket) ?? 0), completing.map((c) => c.attempt));
-        for (const c of completing) c.done();
+        jobs = await inTurn(bucket, async () => {
+          // The bucket's ended jobs are completed in the claim's transaction, before it counts; those still ending
+          // here count as active in pg-boss though their worker is free: not against the limit.
+          const completing = toComplete.get(bucket) ?? [];
+          toComplete.delete(bucket);
+          add(ending, bucket, -completing.length);
+          try {
+            const claimed = await fetchBucket(bucket, count, limit + (ending.get(bucket) ?? 0), completing.map((c) => c.attempt));
+            for (const c of completing) c.done();
+            return claimed;
+          } catch (err) {
+            // Not completed with the claim: on their own, next.
+            add(ending, bucket, completing.length);
+            toComplete.set(bucket, [...completing, ...(toComplete.get(bucket) ?? [])]);
+            void completeAlone(bucket);
+            throw err;
+          }
+        });
       } catch (err) {
         hooks.onError(err as Error);
-        // Not completed with the claim: on their own.
-        add(ending, bucket, completing.length);
-        if (completing.length > 0) completeAlone(bucket, completing);
       } finally {
         add(asked.accounts, account, -count);
         add(asked.buckets, bucket, -count);

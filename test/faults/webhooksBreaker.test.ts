@@ -8,7 +8,7 @@ import { startQueueWithDeliveries } from '../helpers/deliveryQueue.js';
 import { waitFor } from '../helpers/poll.js';
 import { parsePrometheus, sampleValue } from '../helpers/prometheus.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
-import { addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, startWebhookServer, waitForSettledQueue } from '../helpers/webhookFaults.js';
+import { addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, startWebhookServer, victimRun, waitForSettledQueue } from '../helpers/webhookFaults.js';
 
 /**
  * The circuit breaker counts trips, not attempts in flight, and lets one probe through after each
@@ -164,20 +164,7 @@ describe("another account's backlog", () => {
     });
     const victimKey = await newKey();
     await addEndpoint(server.baseUrl, victimKey, victim.url);
-    const run = async (label: string) => {
-      const created: number[] = [];
-      const began = Date.now();
-      for (let i = 0; i < 30; i++) {
-        await sleep(Math.max(0, began + i * 100 - Date.now()));
-        const res = await createPet(server.baseUrl, victimKey, `${label} ${i}`);
-        expect(res.status).toBe(201);
-        created.push(res.id!);
-      }
-      const mine = () => victim.receipts.filter((r) => created.includes(r.objectId));
-      expect(await waitFor(() => mine().length >= 30, 30_000, 50)).toBe(true);
-      return mine().map((r) => r.at - Date.parse(r.createdAt));
-    };
-    const control = await run('control');
+    const control = await victimRun([server.baseUrl], victimKey, victim, 'control');
 
     // The other account: one endpoint paused for an hour, one that never answers; 72,000 deliveries due to each.
     const hostileKey = await newKey();
@@ -205,7 +192,7 @@ describe("another account's backlog", () => {
     const due = (await sql.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state = 'created' AND (data->>'accountId')::bigint = $2`, [DELIVERY_QUEUE, event!.accountId])).rows[0].n as number;
     expect(due).toBeGreaterThanOrEqual(143_900);
 
-    const latencies = await run('victim');
+    const latencies = await victimRun([server.baseUrl], victimKey, victim, 'victim');
     const line = `backlog of ${due}: control p50 ${percentile(control, 50)} ms, p90 ${percentile(control, 90)} ms; victim p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms`;
     console.log(line);
     expect(percentile(latencies, 50), line).toBeLessThanOrEqual(2 * percentile(control, 50));

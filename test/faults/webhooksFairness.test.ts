@@ -1,11 +1,12 @@
 import pg from 'pg';
+import { hashApiKey } from '../../src/auth/apiKey.js';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unlimitedKey } from '../helpers/apiKeys.js';
 import { pacedReceiver, type PacedMode, type PacedReceiver } from '../helpers/hostileReceivers.js';
 import { waitFor } from '../helpers/poll.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
 import {
-  addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, waitForDistinct, waitForSettledQueue, startWebhookServer, type CountingReceiver, type DeliveryRow,
+  addEndpoint, allDeliveries, call, countingReceiver, createPet, percentile, victimRun, waitForDistinct, waitForSettledQueue, startWebhookServer, type DeliveryRow,
 } from '../helpers/webhookFaults.js';
 
 /**
@@ -18,15 +19,19 @@ import {
  */
 const TIMEOUT_MS = 2000;
 let db: ServerDatabase;
+let sql: pg.Pool;
 beforeAll(async () => {
   db = await createServerDatabase('webhooks_fairness');
+  sql = new pg.Pool({ connectionString: db.env.DATABASE_URL, max: 2 });
 });
-afterAll(() => db?.drop());
+afterAll(async () => {
+  await sql?.end();
+  await db?.drop();
+});
 
 // The default poll (0.1 s), not the fault runs' 0.5 s: how soon a newcomer's delivery is seen is what this measures.
 const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_POLL_SECONDS: '0.1', ...extra });
 const newKey = () => unlimitedKey(db.env);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const MODES: Array<{ mode: PacedMode; delayMs: number; says: string }> = [
   { mode: 'slow204', delayMs: 1800, says: '204 after 1.8 s' },
@@ -34,26 +39,6 @@ const MODES: Array<{ mode: PacedMode; delayMs: number; says: string }> = [
   { mode: 'alternating', delayMs: 0, says: 'instant 204 and no answer by turns' },
   { mode: 'silent', delayMs: 0, says: 'no answer at all' },
 ];
-
-/**
- * The victim's run: 30 creates, one every 100 ms; waits for each pet.created at its receiver and answers
- * the commit-to-receipt of each, after checking that every one came exactly once.
- */
-async function victimRun(baseUrl: string, key: string, receiver: CountingReceiver, label: string): Promise<number[]> {
-  const created: number[] = [];
-  const began = Date.now();
-  for (let i = 0; i < 30; i++) {
-    await sleep(Math.max(0, began + i * 100 - Date.now()));
-    const res = await createPet(baseUrl, key, `${label} ${i}`);
-    expect(res.status).toBe(201);
-    created.push(res.id!);
-  }
-  const heard = () => receiver.receipts.filter((r) => created.includes(r.objectId));
-  expect(await waitFor(() => new Set(heard().map((r) => r.objectId)).size === created.length, 30_000, 50)).toBe(true);
-  const mine = heard();
-  expect({ receipts: mine.length, distinct: new Set(mine.map((r) => r.webhookId)).size }).toEqual({ receipts: 30, distinct: 30 });
-  return mine.map((r) => r.at - Date.parse(r.createdAt));
-}
 
 describe('fair delivery across any number of accounts', () => {
   for (const k of [1, 2, 3, 10]) {
@@ -67,31 +52,25 @@ describe('fair delivery across any number of accounts', () => {
       });
       const victimKey = await newKey();
       await addEndpoint(server.baseUrl, victimKey, victimReceiver.url);
-      const control = await victimRun(server.baseUrl, victimKey, victimReceiver, 'control');
+      const control = await victimRun([server.baseUrl], victimKey, victimReceiver, 'control');
       const report = [`control p50 ${percentile(control, 50)} ms, p90 ${percentile(control, 90)} ms`];
 
       for (const { mode, delayMs, says } of MODES) {
         const hostile = await pacedReceiver(mode, delayMs);
         receivers.push(hostile);
         const keys = await Promise.all(Array.from({ length: k }, () => newKey()));
-        const endpoints = await Promise.all(
-          keys.map(async (key, a) => {
-            const ids: number[] = [];
-            for (let e = 0; e < 16; e++) ids.push(await addEndpoint(server.baseUrl, key, `${hostile.url}?endpoint=${a}-${e}`));
-            return ids;
-          }),
-        );
+        await Promise.all(keys.map((key, a) => Promise.all(Array.from({ length: 16 }, (_, e) => addEndpoint(server.baseUrl, key, `${hostile.url}?endpoint=${a}-${e}`)))));
         // Five events each: 80 deliveries per hostile account, more than the 60 workers they may take between them.
         await Promise.all(keys.map(async (key) => {
           for (let i = 0; i < 5; i++) expect((await createPet(server.baseUrl, key, `hostile ${mode} ${i}`)).status).toBe(201);
         }));
         expect(await waitFor(() => hostile.requests >= Math.min(60, 16 * k), 10_000, 20)).toBe(true);
-        const latencies = await victimRun(server.baseUrl, victimKey, victimReceiver, `victim ${mode}`);
+        const latencies = await victimRun([server.baseUrl], victimKey, victimReceiver, `victim ${mode}`);
         const line = `${says}: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms; hostile requests ${hostile.requests}, at most ${hostile.peakOpen} open at once`;
         report.push(line);
         expect(percentile(latencies, 90), line).toBeLessThanOrEqual(2000);
-        // Out of the way of the next mode: the hostile endpoints deleted (their queued deliveries are skipped), their requests cut off.
-        await Promise.all(keys.map((key, a) => Promise.all(endpoints[a]!.map((id) => call(server.baseUrl, key, `/v1/webhook-endpoints/${id}`, { method: 'DELETE' })))));
+        // Out of the way of the next mode: the hostile endpoints disabled in one statement (their queued deliveries are skipped), their requests cut off.
+        await sql.query(`UPDATE webhook_endpoints SET status = 'disabled' WHERE account_id IN (SELECT account_id FROM api_keys WHERE key_hash = ANY ($1::text[]))`, [keys.map(hashApiKey)]);
         await hostile.close();
       }
       console.log(`fairness, ${k} hostile account(s) × 16 endpoints:\n  ${report.join('\n  ')}`);
@@ -145,10 +124,7 @@ describe("delivery's bookkeeping off the API's connections", () => {
   it("16 endpoints failing every attempt, retried every 0.1 s: their records never run on the API's pool, and the delivery pools stay within their bounds", async () => {
     const server = await start({ WEBHOOK_RETRY_DELAYS_SECONDS: Array.from({ length: 30 }, () => '0.1').join(',') });
     const failing = await pacedReceiver('slow500', 0);
-    const sql = new pg.Client({ connectionString: db.env.DATABASE_URL });
-    await sql.connect();
     onTestFinished(async () => {
-      await sql.end();
       await failing.close();
       await server.stop();
     });

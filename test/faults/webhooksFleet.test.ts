@@ -7,7 +7,7 @@ import { unlimitedKey } from '../helpers/apiKeys.js';
 import { pacedReceiver } from '../helpers/hostileReceivers.js';
 import { waitFor } from '../helpers/poll.js';
 import { createServerDatabase, type ServerDatabase } from '../helpers/testDatabase.js';
-import { addEndpoint, countingReceiver, createPet, percentile, startWebhookServer, waitForSettledQueue } from '../helpers/webhookFaults.js';
+import { addEndpoint, countingReceiver, createPet, percentile, startWebhookServer, victimRun, waitForSettledQueue } from '../helpers/webhookFaults.js';
 
 /**
  * Delivery across a fleet of two instances on one database: the fairness of one instance holds with
@@ -62,22 +62,7 @@ describe('delivery across two instances', () => {
     const victimKey = await newKey();
     await addEndpoint(a.baseUrl, victimKey, victim.url);
 
-    const run = async (label: string) => {
-      const created: number[] = [];
-      const began = Date.now();
-      for (let i = 0; i < 30; i++) {
-        await sleep(Math.max(0, began + i * 100 - Date.now()));
-        const res = await createPet(i % 2 ? a.baseUrl : b.baseUrl, victimKey, `${label} ${i}`);
-        expect(res.status).toBe(201);
-        created.push(res.id!);
-      }
-      const mine = () => victim.receipts.filter((r) => created.includes(r.objectId));
-      expect(await waitFor(() => mine().length >= 30, 30_000, 50)).toBe(true);
-      await sleep(200);
-      expect({ receipts: mine().length, distinct: new Set(mine().map((r) => r.webhookId)).size }).toEqual({ receipts: 30, distinct: 30 });
-      return mine().map((r) => r.at - Date.parse(r.createdAt));
-    };
-    const control = await run('control');
+    const control = await victimRun([b.baseUrl, a.baseUrl], victimKey, victim, 'control');
 
     const keys = await Promise.all([newKey(), newKey(), newKey()]);
     await Promise.all(keys.map(async (key, k) => {
@@ -90,7 +75,7 @@ describe('delivery across two instances', () => {
       for (let i = 0; i < 10; i++) expect((await createPet(w % 2 ? a.baseUrl : b.baseUrl, busyKey, `busy ${w}-${i}`)).status).toBe(201);
     }));
     expect(await waitFor(() => hostile.requests >= 48, 10_000, 20)).toBe(true);
-    const latencies = await run('victim');
+    const latencies = await victimRun([b.baseUrl, a.baseUrl], victimKey, victim, 'victim');
     expect(await waitForSettledQueue(db.env.DATABASE_URL!, [busyEndpoint], 60_000)).toBe(true);
 
     const line = `two instances: control p50 ${percentile(control, 50)} ms, p90 ${percentile(control, 90)} ms; victim p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms; ` +
@@ -103,9 +88,10 @@ describe('delivery across two instances', () => {
   }, 180_000);
 
   it('six rolling restarts (SIGTERM, then start) of one of two instances during 2,000 deliveries: none lost, none sent twice, no retry counted', async () => {
-    const receiver = await slowLedger(300);
-    const a = await start({ WEBHOOK_TIMEOUT_SECONDS: '10' });
-    let b = await start({ WEBHOOK_TIMEOUT_SECONDS: '10' });
+    const receiver = await slowLedger(500);
+    const env = { ...bound, WEBHOOK_TIMEOUT_SECONDS: '10' };
+    const a = await start(env);
+    let b = await start(env);
     onTestFinished(async () => {
       await receiver.close();
       await Promise.all([a.stop(), b.stop()]);
@@ -113,7 +99,8 @@ describe('delivery across two instances', () => {
     const key = await newKey();
     const endpoints: number[] = [];
     for (let e = 0; e < 4; e++) endpoints.push(await addEndpoint(a.baseUrl, key, `${receiver.url}?endpoint=${e}`));
-    // 500 events to 4 endpoints: 2,000 deliveries, 300 ms each, at most 8 per endpoint in flight: about 20 s of work.
+    // 500 events to 4 endpoints: 2,000 deliveries, 500 ms each, at most 8 per endpoint in flight: about 30 s of work,
+    // longer than the six restarts take.
     const pets: number[] = [];
     await Promise.all(Array.from({ length: 10 }, async (_, w) => {
       for (let i = 0; i < 50; i++) {
@@ -126,7 +113,7 @@ describe('delivery across two instances', () => {
     while (restarts < 6) {
       await sleep(500);
       expect(await b.stop()).toBe(0);
-      b = await start({ WEBHOOK_TIMEOUT_SECONDS: '10' });
+      b = await start(env);
       restarts++;
     }
     const heardDuringRestarts = receiver.heard.length;

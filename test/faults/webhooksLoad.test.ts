@@ -79,7 +79,7 @@ describe('webhooks under load', () => {
     );
   }, 180_000);
 
-  it('two instances on one database, creates spread over both: every pet.created reaches the receiver exactly once, each instance delivering', async () => {
+  it('two instances on one database, creates spread over both: every pet.created reaches the receiver exactly once, delivered by the two between them', async () => {
     const key = await unlimitedKey(db.env);
     const servers = [await start(), await start()];
     onTestFinished(async () => void (await Promise.all(servers.map((s) => s.stop()))));
@@ -99,12 +99,12 @@ describe('webhooks under load', () => {
     expect(log.filter((d) => d.attempt === 1 && d.responseStatus === 204)).toHaveLength(created.length);
     expect(log).toHaveLength(created.length);
 
-    // Both instances' workers took part: their delivered counts add up to the whole.
+    // The instances' delivered counts add up to the whole, each delivery made by one of them. (One endpoint's bound is
+    // the fleet's, so one instance may hold all of it and deliver everything: docs/WEBHOOKS.md, "Bounds".)
     const delivered = await Promise.all(
       servers.map(async (s) => Number(/animal_store_webhook_deliveries_total\{outcome="delivered"\} (\d+)/.exec(await (await fetch(s.metricsUrl)).text())?.[1] ?? 0)),
     );
     console.log(`two instances: ${created.length} events, delivered ${delivered.join(' + ')}`);
     expect(delivered[0]! + delivered[1]!).toBe(created.length);
-    expect(delivered.every((n) => n > 0)).toBe(true);
   }, 180_000);
 });

@@ -129,13 +129,21 @@ export async function pacedReceiver(mode: PacedMode, delayMs: number): Promise<P
     openPer.set(endpoint, (openPer.get(endpoint) ?? 0) + 1);
     receiver.peakPerEndpoint.set(endpoint, Math.max(receiver.peakPerEndpoint.get(endpoint) ?? 0, openPer.get(endpoint)!));
     receiver.peakOpen = Math.max(receiver.peakOpen, ++receiver.open);
-    res.on('close', () => {
+    // Open until answered (as the sender sees it: its request is over once the answer is sent), or cut off.
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
       openPer.set(endpoint, openPer.get(endpoint)! - 1);
       receiver.open--;
-    });
+    };
+    res.on('close', close);
     req.resume();
     if (mode === 'silent' || (mode === 'alternating' && n % 2 === 1)) return;
-    const answer = () => res.writeHead(mode === 'slow500' ? 500 : 204).end();
+    const answer = () => {
+      close();
+      res.writeHead(mode === 'slow500' ? 500 : 204).end();
+    };
     if (mode === 'alternating') answer();
     else setTimeout(answer, delayMs).unref();
   });

@@ -169,3 +169,28 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
+
+/**
+ * A victim account's run beside hostile ones: 30 creates, one every 100 ms (spread over `baseUrls` in
+ * turn); waits for each pet.created at `receiver`, checks that each came exactly once, and answers
+ * their commit-to-receipt times (ms).
+ */
+export async function victimRun(baseUrls: string[], key: string, receiver: CountingReceiver, label: string): Promise<number[]> {
+  const created: number[] = [];
+  const began = Date.now();
+  for (let i = 0; i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, began + i * 100 - Date.now())));
+    const res = await createPet(baseUrls[i % baseUrls.length]!, key, `${label} ${i}`);
+    if (res.status !== 201) throw new Error(`createPet answered ${res.status}`);
+    created.push(res.id!);
+  }
+  const mine = () => receiver.receipts.filter((r) => created.includes(r.objectId));
+  if (!(await waitFor(() => new Set(mine().map((r) => r.objectId)).size === created.length, 30_000, 50))) {
+    throw new Error(`${label}: ${new Set(mine().map((r) => r.objectId)).size} of 30 deliveries arrived within 30 s`);
+  }
+  // A duplicate would come at once after its first (the deliveries are settled by then): a short wait is enough to see one.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const heard = mine();
+  if (heard.length !== 30 || new Set(heard.map((r) => r.webhookId)).size !== 30) throw new Error(`${label}: ${heard.length} receipts of 30 deliveries`);
+  return heard.map((r) => r.at - Date.parse(r.createdAt));
+}
