@@ -13,6 +13,12 @@ export interface FairShares {
   pollMs: number;
 }
 
+/** Jobs of a bucket that ended here, settled in pg-boss by its next claim, in its transaction, before it counts. */
+export interface Settling {
+  complete: JobAttempt[];
+  fail: Array<{ attempt: JobAttempt; message: string }>;
+}
+
 export interface FairWorkers {
   /**
    * Takes no more jobs, hands back any claimed as it stopped (`handBack`: no retry counted, no delay),
@@ -25,8 +31,8 @@ export interface FairWorkers {
 /** Fetches of one bucket under way at once: one claiming while the next waits for its turn (they take turns on the bucket's lock). */
 const FETCHES_PER_BUCKET = 2;
 
-/** Ended jobs wait at most this long for their bucket's next claim to complete them (then they are completed on their own). */
-const COMPLETE_WITHIN_MS = 20;
+/** How long ended jobs wait for their bucket's next claim to settle them before they are settled on their own. */
+const SETTLE_WITHIN_MS = 20;
 
 /** What a job is expected to cost before its account has run any (ms). */
 const FIRST_ESTIMATE_MS = 50;
@@ -43,8 +49,8 @@ const FIRST_ESTIMATE_MS = 50;
  *   same whatever other accounts have due.
  * Nothing is claimed that does not start at once. A job holds its worker, and is charged to its
  * account, until it calls `release` (the part the shares bound is over: a delivery's request) or ends;
- * once it ends it is completed in its bucket's next claim (or with others within COMPLETE_WITHIN_MS),
- * failed if it throws. A busy bucket is claimed again once half its limit is free, at most two claims
+ * once it ends it is completed (failed, if it threw) by its bucket's next claim, or on its own within
+ * SETTLE_WITHIN_MS. A busy bucket is claimed again once half its limit is free, at most two claims
  * of it under way.
  */
 export function startFairWorkers<T extends object>(
@@ -57,7 +63,7 @@ export function startFairWorkers<T extends object>(
      * Completes `completing` (jobs of the bucket that ended here), then claims up to `batchSize` of the bucket's
      * due jobs, no more of it active than `limit` across the fleet, in one transaction (jobs/queue.ts fetchBucket).
      */
-    fetch?: (bucket: number, batchSize: number, limit: number, completing: JobAttempt[]) => Promise<Array<Job<T>>>;
+    fetch?: (bucket: number, batchSize: number, limit: number, settling: Settling) => Promise<Array<Job<T>>>;
     run: (job: Job<T>, release: () => void) => Promise<void>;
     /** Returns jobs claimed but not started to the queue, as they were (jobs/queue.ts handBack). */
     handBack: (jobs: Array<Job<T>>, bucket: number) => Promise<void>;
@@ -67,8 +73,9 @@ export function startFairWorkers<T extends object>(
 ): FairWorkers {
   const fetchBucket =
     hooks.fetch ??
-    (async (bucket: number, batchSize: number, limit: number, completing: JobAttempt[]) => {
-      if (completing.length > 0) await boss.complete(queue, completing);
+    (async (bucket: number, batchSize: number, limit: number, settling: Settling) => {
+      if (settling.complete.length > 0) await boss.complete(queue, settling.complete);
+      for (const { attempt, message } of settling.fail) await boss.fail(queue, attempt, { message });
       return boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit });
     });
   const running = { accounts: new Map<string, number>(), buckets: new Map<number, number>() };
@@ -78,45 +85,46 @@ export function startFairWorkers<T extends object>(
   const typical = new Map<string, number>();
   let busy = 0;
   const unfinished = new Set<Promise<void>>();
-  /** Jobs released and not yet handed to a completion, per bucket: still active in pg-boss, though their worker is free. */
+  /** Jobs released and not yet taken to be settled, per bucket: still active in pg-boss, though their worker is free. */
   const ending = new Map<number, number>();
   /**
-   * Jobs that ended, per bucket, waiting to be completed: with the bucket's next claim, in its transaction (so that
-   * claim counts them as done, and no round trip of their own), or together on their own within COMPLETE_WITHIN_MS.
+   * Jobs that ended, per bucket, waiting to be settled in pg-boss (completed, or failed with `error`): by the bucket's
+   * next claim, in its transaction (no round trip of their own, and that claim counts them as done), or on their own.
    */
-  const toComplete = new Map<number, Array<{ attempt: JobAttempt; done: () => void; failed: (err: Error) => void }>>();
+  type Ended = { attempt: JobAttempt; error?: Error; since: number; done: () => void; failed: (err: Error) => void };
+  const toSettle = new Map<number, Ended[]>();
   let flushTimer: NodeJS.Timeout | undefined;
   /**
-   * What changes a bucket's count of active jobs in pg-boss here (a claim, a completion, a failure) takes its turn:
-   * a claim's allowance (`ending`) is read when its turn comes, and nothing of this instance changes the count
-   * under it until its claim has committed, so the bound it claims by is exact.
+   * Exactness of the bound: a claim's allowance counts this instance's ended jobs still active in pg-boss (`ending`),
+   * so none of them may leave the active state while a claim of their bucket is under way here. They are settled
+   * only by a claim that starts with no other of its bucket under way (in its own transaction, before it counts), or
+   * on their own when none is under way; a bucket whose ended jobs have waited SETTLE_WITHIN_MS takes no overlapping
+   * claim, so that its claims drain and one settles them.
    */
-  const turns = new Map<number, Promise<unknown>>();
-  const inTurn = <R>(bucket: number, run: () => Promise<R>): Promise<R> => {
-    const mine = (turns.get(bucket) ?? Promise.resolve()).then(run, run);
-    const settled = mine.catch(() => {});
-    turns.set(bucket, settled);
-    void settled.then(() => turns.get(bucket) === settled && turns.delete(bucket));
-    return mine;
+  const takeEnded = (bucket: number): Ended[] => {
+    const items = toSettle.get(bucket) ?? [];
+    toSettle.delete(bucket);
+    add(ending, bucket, -items.length);
+    return items;
   };
-  type Ended = { attempt: JobAttempt; done: () => void; failed: (err: Error) => void };
-  /** Completes a bucket's ended jobs on their own (in one statement with others that end meanwhile), in the bucket's turn. */
-  const completeAlone = (bucket: number) =>
-    inTurn(bucket, async () => {
-      const items = toComplete.get(bucket) ?? [];
-      toComplete.delete(bucket);
-      add(ending, bucket, -items.length);
-      await Promise.all(items.map((item) => complete(item.attempt).then(item.done, item.failed)));
-    });
   function flush() {
     flushTimer = undefined;
-    for (const bucket of [...toComplete.keys()]) void completeAlone(bucket);
+    for (const bucket of [...toSettle.keys()]) {
+      if ((fetchesOf.get(bucket) ?? 0) > 0) continue;
+      for (const item of takeEnded(bucket)) {
+        const settled = item.error ? boss.fail(queue, item.attempt, { message: item.error.message }).then(() => {}) : complete(item.attempt);
+        settled.then(item.done, item.failed);
+      }
+    }
+    if (toSettle.size > 0) flushTimer = setTimeout(flush, SETTLE_WITHIN_MS);
   }
-  const completeLater = (bucket: number, attempt: JobAttempt) =>
+  const settleLater = (bucket: number, attempt: JobAttempt, error?: Error) =>
     new Promise<void>((done, failed) => {
-      toComplete.set(bucket, [...(toComplete.get(bucket) ?? []), { attempt, done, failed }]);
-      flushTimer ??= setTimeout(flush, COMPLETE_WITHIN_MS);
+      toSettle.set(bucket, [...(toSettle.get(bucket) ?? []), { attempt, error, since: now(), done, failed }]);
+      flushTimer ??= setTimeout(flush, SETTLE_WITHIN_MS);
     });
+  /** A bucket whose ended jobs have waited too long for a claim of their own: no claim may overlap another until they are settled. */
+  const overdue = (bucket: number) => (toSettle.get(bucket)?.[0]?.since ?? Infinity) <= now() - SETTLE_WITHIN_MS;
   /** Buckets a fetch found emptier than planned: not fetched again until the next look, or until one of theirs here ends. */
   const dry = new Set<number>();
   const complete = groupCommit<JobAttempt, void>(async (attempts) => {
@@ -193,14 +201,11 @@ export function startFairWorkers<T extends object>(
         await hooks.run(job, release);
       } catch (err) {
         release();
-        await inTurn(bucket, async () => {
-          add(ending, bucket, -1);
-          await boss.fail(queue, attempt, { message: (err as Error).message });
-        });
+        await settleLater(bucket, attempt, err as Error);
         return;
       }
       release();
-      await completeLater(bucket, attempt);
+      await settleLater(bucket, attempt);
     })()
       .then(
         () => {},
@@ -221,28 +226,27 @@ export function startFairWorkers<T extends object>(
     add(asked.accounts, account, count);
     add(asked.buckets, bucket, count);
     askedInAll += count;
+    const alone = (fetchesOf.get(bucket) ?? 0) === 0;
     add(fetchesOf, bucket, 1);
     const done: Promise<void> = (async () => {
       let jobs: Array<Job<T>> = [];
       try {
-        jobs = await inTurn(bucket, async () => {
-          // The bucket's ended jobs are completed in the claim's transaction, before it counts; those still ending
-          // here count as active in pg-boss though their worker is free: not against the limit.
-          const completing = toComplete.get(bucket) ?? [];
-          toComplete.delete(bucket);
-          add(ending, bucket, -completing.length);
-          try {
-            const claimed = await fetchBucket(bucket, count, limit + (ending.get(bucket) ?? 0), completing.map((c) => c.attempt));
-            for (const c of completing) c.done();
-            return claimed;
-          } catch (err) {
-            // Not completed with the claim: on their own, next.
-            add(ending, bucket, completing.length);
-            toComplete.set(bucket, [...completing, ...(toComplete.get(bucket) ?? [])]);
-            void completeAlone(bucket);
-            throw err;
-          }
-        });
+        // Alone among this bucket's claims: it settles the ended jobs in its transaction, before it counts (none
+        // leaves the active state under an overlapping claim's allowance; see takeEnded).
+        const settling = alone ? takeEnded(bucket) : [];
+        try {
+          jobs = await fetchBucket(bucket, count, limit + (ending.get(bucket) ?? 0), {
+            complete: settling.filter((e) => !e.error).map((e) => e.attempt),
+            fail: settling.filter((e) => e.error).map((e) => ({ attempt: e.attempt, message: e.error!.message })),
+          });
+          for (const e of settling) e.done();
+        } catch (err) {
+          // Not settled with the claim: on their own, once no claim of the bucket is under way.
+          add(ending, bucket, settling.length);
+          toSettle.set(bucket, [...settling, ...(toSettle.get(bucket) ?? [])]);
+          flushTimer ??= setTimeout(flush, SETTLE_WITHIN_MS);
+          throw err;
+        }
       } catch (err) {
         hooks.onError(err as Error);
       } finally {
@@ -293,7 +297,11 @@ export function startFairWorkers<T extends object>(
       // and a busy bucket is refilled once half its limit is free: a fetch per few jobs, not one per job.
       const held = (b: Bucket) => (running.buckets.get(b.bucket) ?? 0) + (asked.buckets.get(b.bucket) ?? 0);
       const candidates = buckets.filter(
-        (b) => b.limit > 0 && !dry.has(b.bucket) && (fetchesOf.get(b.bucket) ?? 0) < FETCHES_PER_BUCKET && (held(b) === 0 || b.limit - held(b) >= Math.ceil(b.limit / 2)),
+        (b) =>
+          b.limit > 0 &&
+          !dry.has(b.bucket) &&
+          (fetchesOf.get(b.bucket) ?? 0) < (overdue(b.bucket) ? 1 : FETCHES_PER_BUCKET) &&
+          (held(b) === 0 || b.limit - held(b) >= Math.ceil(b.limit / 2)),
       );
       const load = { running: { accounts: withAsked(running.accounts, asked.accounts), buckets: withAsked(running.buckets, asked.buckets) }, usage: usage(), estimate: (a: string) => typical.get(a) ?? FIRST_ESTIMATE_MS };
       const plan = planFetches(free, candidates, load, shares);
@@ -313,6 +321,7 @@ export function startFairWorkers<T extends object>(
       stopping = true;
       wake();
       await loop;
+      // Whatever ended and waits is settled now (no claim is under way any more).
       clearTimeout(flushTimer);
       flush();
       let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 import { PgBoss, type ConstructorOptions, type Job, type JobAttempt } from 'pg-boss';
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
+import type { Settling } from './fairWorkers.js';
 
 /** pg-boss's `db` option: statements on a given client (a request's transaction) or the pool. */
 export const onClient = (db: pg.Pool | pg.PoolClient) => ({
@@ -67,26 +68,24 @@ export async function fetchBucket<T>(
   boss: PgBoss,
   pool: pg.Pool,
   queue: string,
-  { bucket, batchSize, limit, complete }: { bucket: number; batchSize: number; limit: number; complete: JobAttempt[] },
+  { bucket, batchSize, limit, settling }: { bucket: number; batchSize: number; limit: number; settling: Settling },
 ): Promise<Array<Job<T>>> {
   const client = await pool.connect();
   try {
-    // BEGIN with the lock (one simple query: the keys are integers), the bucket's ended jobs completed (so the
-    // count below leaves them out), the fetch, and COMMIT, each queued behind the one before on the connection
-    // (COMMIT ends the transaction either way: after a failed statement it rolls back).
+    // BEGIN with the lock (one simple query: the keys are integers), the bucket's ended jobs completed or failed (so
+    // the count below leaves them out), the fetch, COMMIT: one after another (pg-boss's calls reach the connection
+    // only after a tick of their own, so nothing may be queued behind them before they return).
     const db = onClient(client);
-    const locked = client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BUCKET_LOCK}, ${Math.trunc(bucket)})`);
-    const completed = complete.length > 0 ? boss.complete(queue, complete, null, { db }) : undefined;
-    const fetched = boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db });
-    const committed = client.query('COMMIT');
-    const [, , jobs, commit] = await Promise.all([locked, completed, fetched, committed]);
-    // A statement that failed made COMMIT a rollback: nothing was claimed or completed.
-    if ((commit as pg.QueryResult).command !== 'COMMIT') throw new Error('the claim of a bucket was rolled back');
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BUCKET_LOCK}, ${Math.trunc(bucket)})`);
+    if (settling.complete.length > 0) await boss.complete(queue, settling.complete, null, { db });
+    for (const { attempt, message } of settling.fail) await boss.fail(queue, attempt, { message }, { db });
+    const jobs = await boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db });
+    await client.query('COMMIT');
     client.release();
     return jobs;
   } catch (err) {
     const broken = await client.query('ROLLBACK').then(() => undefined, (e: Error) => e);
-    client.release(broken ?? (err as Error));
+    client.release(broken);
     throw err;
   }
 }

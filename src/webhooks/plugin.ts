@@ -90,7 +90,7 @@ export default fp(
       { concurrency: webhooks.concurrency, reserve: webhooks.reserve, perAccount: webhooks.perAccount, pollMs: webhooks.pollSeconds * 1000 },
       {
         discover: deliveryBuckets(own, limits.of, webhooks.perEndpoint),
-        fetch: (bucket, batchSize, limit, complete) => fetchBucket<DeliveryJob>(boss, claims, DELIVERY_QUEUE, { bucket, batchSize, limit, complete }),
+        fetch: (bucket, batchSize, limit, settling) => fetchBucket<DeliveryJob>(boss, claims, DELIVERY_QUEUE, { bucket, batchSize, limit, settling }),
         async run(job, release) {
           // The shares bound the requests: the worker takes its next delivery once this one's answer is in, while it is recorded.
           const { outcome, createdAt, attempt } = await deliver(job.data, release);
