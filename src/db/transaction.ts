@@ -7,12 +7,15 @@ import type pg from 'pg';
  */
 const heardElsewhere = () => {};
 
-/** Runs fn in a transaction on one connection: COMMIT if it resolves, ROLLBACK if it throws. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs fn in a transaction on one connection: COMMIT if it resolves, ROLLBACK if it throws. `begin`: what
+ * opens it, when a statement without parameters should go in the same round trip (`BEGIN; SELECT …`).
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   client.on('error', heardElsewhere);
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await fn(client);
     await client.query('COMMIT');
     client.off('error', heardElsewhere);

@@ -42,7 +42,9 @@ export function planFetches(
   const planned = new Map<number, number>();
   const plannedOf = new Map<string, number>();
   const score = new Map<string, number>();
-  const accounts = new Set(candidates.map((c) => c.account));
+  const bucketsOf = new Map<string, Bucket[]>();
+  for (const c of candidates) bucketsOf.set(c.account, [...(bucketsOf.get(c.account) ?? []), c]);
+  const accounts = [...bucketsOf.keys()];
   const active = new Set([...accounts, ...load.running.accounts.keys()]).size;
   const reserve = shares.reserve === 0 ? 0 : Math.min(Math.max(shares.reserve, active + 1), Math.floor(shares.concurrency / 4));
   const runningOf = (account: string) => (load.running.accounts.get(account) ?? 0) + (plannedOf.get(account) ?? 0);
@@ -57,7 +59,7 @@ export function planFetches(
     for (const account of accounts) {
       const n = runningOf(account);
       if (n >= shares.perAccount || (left <= reserve && n > 0)) continue;
-      const open = candidates.filter((c) => c.account === account && inBucket(c) < c.limit);
+      const open = bucketsOf.get(account)!.filter((c) => inBucket(c) < c.limit);
       if (open.length === 0) continue;
       if (best) {
         const [mine, theirs] = [score.get(account)!, score.get(best.account)!];

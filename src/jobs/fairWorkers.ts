@@ -60,8 +60,8 @@ export function startFairWorkers<T extends object>(
   hooks: {
     discover: () => Promise<Bucket[]>;
     /**
-     * Completes `completing` (jobs of the bucket that ended here), then claims up to `batchSize` of the bucket's
-     * due jobs, no more of it active than `limit` across the fleet, in one transaction (jobs/queue.ts fetchBucket).
+     * Settles `settling` (jobs of the bucket that ended here), then claims up to `batchSize` of the bucket's due
+     * jobs, no more of it active than `limit` across the fleet, in one transaction (jobs/queue.ts fetchBucket).
      */
     fetch?: (bucket: number, batchSize: number, limit: number, settling: Settling) => Promise<Array<Job<T>>>;
     run: (job: Job<T>, release: () => void) => Promise<void>;
@@ -162,13 +162,18 @@ export function startFairWorkers<T extends object>(
     return total;
   }
 
-  /** Forgets the worker-time of accounts with nothing running that no longer lead (planFetches lifts them to the floor anyway). */
+  /** Forgets the worker-time of accounts with nothing running that no longer lead (planFetches lifts them to the floor anyway), and the estimates of those with nothing due. */
   function forgetIdle(candidates: readonly Bucket[]) {
     const current = usage();
     const busyUsage = [...running.accounts.keys()].map((a) => current.get(a) ?? 0);
     const floor = busyUsage.length > 0 ? Math.min(...busyUsage) : Infinity;
     const wanted = new Set(candidates.map((c) => c.account));
-    for (const [account, ms] of used) if (!running.accounts.has(account) && (!wanted.has(account) || ms <= floor)) used.delete(account);
+    for (const [account, ms] of used) {
+      if (running.accounts.has(account) || (wanted.has(account) && ms > floor)) continue;
+      used.delete(account);
+      // Its estimate goes too: an account gone idle would otherwise be remembered for ever.
+      if (!wanted.has(account)) typical.delete(account);
+    }
   }
 
   function start(job: Job<T>, bucket: number, account: string) {

@@ -70,22 +70,17 @@ export async function fetchBucket<T>(
   queue: string,
   { bucket, batchSize, limit, settling }: { bucket: number; batchSize: number; limit: number; settling: Settling },
 ): Promise<Array<Job<T>>> {
-  const client = await pool.connect();
-  try {
-    // BEGIN with the lock (one simple query: the keys are integers), the bucket's ended jobs completed or failed (so
-    // the count below leaves them out), the fetch, COMMIT: one after another (pg-boss's calls reach the connection
-    // only after a tick of their own, so nothing may be queued behind them before they return).
-    const db = onClient(client);
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BUCKET_LOCK}, ${Math.trunc(bucket)})`);
-    if (settling.complete.length > 0) await boss.complete(queue, settling.complete, null, { db });
-    for (const { attempt, message } of settling.fail) await boss.fail(queue, attempt, { message }, { db });
-    const jobs = await boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db });
-    await client.query('COMMIT');
-    client.release();
-    return jobs;
-  } catch (err) {
-    const broken = await client.query('ROLLBACK').then(() => undefined, (e: Error) => e);
-    client.release(broken);
-    throw err;
-  }
+  // BEGIN with the lock in one round trip (the keys are integers), then the bucket's ended jobs completed or failed
+  // (so the count below leaves them out) and the fetch, one after another: pg-boss's calls reach the connection a
+  // tick after they are made, so nothing may be queued behind them before they return.
+  return withTransaction(
+    pool,
+    async (client) => {
+      const db = onClient(client);
+      if (settling.complete.length > 0) await boss.complete(queue, settling.complete, null, { db });
+      for (const { attempt, message } of settling.fail) await boss.fail(queue, attempt, { message }, { db });
+      return boss.fetch<T>(queue, { batchSize, minPriority: bucket, maxPriority: bucket, groupConcurrency: limit, db });
+    },
+    `BEGIN; SELECT pg_advisory_xact_lock(${BUCKET_LOCK}, ${Math.trunc(bucket)})`,
+  );
 }
