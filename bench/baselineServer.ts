@@ -23,13 +23,13 @@ app.get<{ Querystring: { limit?: string; status?: string; categoryId?: string } 
   // The service's query: one row more than the page, to tell whether another page follows.
   const limit = Number(request.query.limit ?? 20);
   const { status, categoryId } = request.query;
-  const params: unknown[] = [0, limit + 1, ...(categoryId ? [Number(categoryId)] : []), ...(status ? [status] : [])];
+  const params: unknown[] = [0, limit + 1, ...(categoryId ? [Number(categoryId)] : []), ...(status ? [status] : []), new Date()];
   const sql = categoryId ? (status ? LIST_BY_CATEGORY_AND_STATUS : LIST_BY_CATEGORY) : status ? LIST_BY_STATUS : LIST;
   const { rows } = await pool.query(sql, params);
   return rows.length > limit ? rows.slice(0, limit) : rows;
 });
 app.get<{ Params: { id: string } }>('/pets/:id', async (request, reply) => {
-  const { rows } = await pool.query(GET, [Number(request.params.id)]);
+  const { rows } = await pool.query(GET, [Number(request.params.id), new Date()]);
   return rows[0] ?? reply.code(404).send();
 });
 
@@ -97,12 +97,14 @@ const MAX_OPEN_ORDERS = Number(process.env.OPEN_ORDERS_ENTERPRISE ?? 1_000_000_0
 // The service's default hold (ORDER_HOLD_SECONDS): the statement is the same whatever it is.
 const HOLD_SECONDS = Number(process.env.ORDER_HOLD_SECONDS ?? 259_200);
 app.post<{ Body: { petId: number } }>('/store/orders', async (request, reply) => {
-  // The service's transaction: the account's lock, then the guarded placement.
+  // The service's transaction: the account's lock, the release of the pet's ended hold, then the guarded placement.
   const client = await pool.connect();
   try {
+    const now = new Date();
     await client.query('BEGIN');
     await client.query(orders.LOCK_OWNER, [owner]);
-    const { rows } = await client.query(orders.PLACE, [request.body.petId, owner, MAX_OPEN_ORDERS, HOLD_SECONDS]);
+    await client.query(orders.RELEASE_PET_HOLD, [now, request.body.petId]);
+    const { rows } = await client.query(orders.PLACE, [request.body.petId, owner, MAX_OPEN_ORDERS, HOLD_SECONDS, now]);
     await client.query('COMMIT');
     return rows[0] ? reply.code(201).send(rows[0]) : reply.code(409).send();
   } finally {
@@ -111,7 +113,7 @@ app.post<{ Body: { petId: number } }>('/store/orders', async (request, reply) =>
 });
 app.get<{ Querystring: { limit?: string } }>('/store/orders', async (request) => {
   const limit = Number(request.query.limit ?? 20);
-  const { rows } = await pool.query(orders.LIST, [owner, 0, limit + 1]);
+  const { rows } = await pool.query(orders.LIST, [owner, 0, limit + 1, new Date()]);
   return rows.length > limit ? rows.slice(0, limit) : rows;
 });
 

@@ -114,7 +114,7 @@ export async function createBenchDatabase(
     },
     analyze,
     listPlan: async () => {
-      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${LIST}`, [0, 21]);
+      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${LIST}`, [0, 21, new Date()]);
       return rows.map((r) => r['QUERY PLAN'].trim().replace(/^->\s*/, '')).join(' → ');
     },
     drop,

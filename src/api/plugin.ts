@@ -61,9 +61,10 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const pool = app.database.pool;
   const events = eventsRepository(pool, app.jobs.boss);
   const deliveriesUrl = urlOf('listWebhookDeliveries');
+  const orders = ordersRepository(pool, events, { holdSeconds: config.orderHoldSeconds, clock: opts.clock });
   const handlers = {
-    ...petHandlers({ pets: petsRepository(pool, events), urls: resourceUrls('getPet', 'listPets') }),
-    ...orderHandlers({ orders: ordersRepository(pool, events, { holdSeconds: config.orderHoldSeconds, clock: opts.clock }), urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
+    ...petHandlers({ pets: petsRepository(pool, events, { clock: opts.clock, releaseLapsedHold: orders.releaseLapsedHold }), urls: resourceUrls('getPet', 'listPets') }),
+    ...orderHandlers({ orders, urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
     ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}`, seriesBoundSeconds: seriesBoundSeconds(config.webhooks) }),
     ...webhookHandlers({
       webhooks: webhooksRepository(pool, app.webhooks.secrets),

@@ -8,6 +8,7 @@ import type { Pet, PetStatus } from '../pets/repository.js';
 import { inTransaction } from '../db/transaction.js';
 import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, LOCK_OWNER, ORDER_STATUS, PET_AFTER, PET_STATUS, PLACE } from './sql.js';
 import { pageOf } from '../pagination/keysetPage.js';
+import { releaseLapsedHold } from './expiry.js';
 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
@@ -19,8 +20,8 @@ export const orderNotFound = (id: number) => errors.order_not_found(`Order ${id}
  * All SQL about orders, each read and change on behalf of the order's owner (`owner`: its account's id).
  * A change that cannot happen throws the error it is answered with; when a guarded statement matched
  * nothing, a second read finds why (a race may have moved the row since: the answer names what it found).
- * `holdSeconds`: how long a placed order holds its pet; `clock`: the time complete and cancel check
- * the hold against (injected, so tests move it).
+ * `holdSeconds`: how long a placed order holds its pet; `clock`: the one time every hold is written
+ * with and checked against (injected, so tests move it; sql.ts says why not the database's).
  */
 export function ordersRepository(pool: pg.Pool, events: EventRecorder, opts: { holdSeconds: number; clock: Clock }) {
   /**
@@ -56,8 +57,11 @@ export function ordersRepository(pool: pg.Pool, events: EventRecorder, opts: { h
      */
     async place(petId: number, owner: number, maxOpen: number, db: Db = pool): Promise<Order> {
       return inTransaction(db, async (client) => {
+        const now = new Date(opts.clock());
         await client.query(LOCK_OWNER, [owner]);
-        const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen, opts.holdSeconds]);
+        // A hold on the pet that has ended holds nothing: expired here (with its events) if no sweep has yet.
+        await releaseLapsedHold(client, events, petId, now);
+        const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen, opts.holdSeconds, now]);
         if (rows[0]) {
           await recordChange(client, 'order.placed', rows[0], owner);
           return rows[0];
@@ -69,21 +73,24 @@ export function ordersRepository(pool: pg.Pool, events: EventRecorder, opts: { h
       });
     },
 
+    /** Expires the pet's placed order whose hold has ended, in `client`'s transaction (for a change to the pet: pets/repository.ts). */
+    releaseLapsedHold: (client: pg.PoolClient, petId: number) => releaseLapsedHold(client, events, petId, new Date(opts.clock())),
+
     /** placed -> completed, the pet pending -> sold, before the order's expiresAt. */
     complete: (id: number, owner: number) => transition(COMPLETE, 'completed', id, owner),
     /** placed -> cancelled, the pet pending -> available, before the order's expiresAt. */
     cancel: (id: number, owner: number) => transition(CANCEL, 'cancelled', id, owner),
 
     async get(id: number, owner: number): Promise<Order | undefined> {
-      return (await pool.query<Order>(GET, [id, owner])).rows[0];
+      return (await pool.query<Order>(GET, [id, owner, new Date(opts.clock())])).rows[0];
     },
 
     /** A keyset page of the owner's orders; `hasMore` when at least one more follows the last one returned. */
-    async list(owner: number, opts: { limit: number; status?: OrderStatus; afterId?: number }): Promise<{ rows: Order[]; hasMore: boolean }> {
+    async list(owner: number, page: { limit: number; status?: OrderStatus; afterId?: number }): Promise<{ rows: Order[]; hasMore: boolean }> {
       // One extra row tells whether a next page exists without a COUNT.
-      const params = [owner, opts.afterId ?? 0, opts.limit + 1];
-      const { rows } = await pool.query<Order>(opts.status ? LIST_BY_STATUS : LIST, opts.status ? [...params, opts.status] : params);
-      return pageOf(rows, opts.limit);
+      const params = [owner, page.afterId ?? 0, page.limit + 1, new Date(opts.clock())];
+      const { rows } = await pool.query<Order>(page.status ? LIST_BY_STATUS : LIST, page.status ? [...params, page.status] : params);
+      return pageOf(rows, page.limit);
     },
   };
 }

@@ -7,7 +7,25 @@ import { isoTimestamp } from '../db/isoTimestamp.js';
  * guarded in its WHERE clause so that of concurrent requests exactly one matches.
  */
 
-/** An order as the document's Order; `t` qualifies the columns where another table's would clash (`orders.`). */
+/**
+ * The one clock of a hold: the instance's (src/clock.ts), passed in as a parameter, never the
+ * database's now(). Placement writes created_at and expires_at with it and every check of a hold
+ * compares with it (the cap, placement, complete and cancel, the reads, the sweep, whose scheduler
+ * passes the same clock), so tests move time for all of them at once, and no answer depends on
+ * how far the database's clock is from the instance's.
+ */
+
+/** Whether a `placed` order's hold has ended at `now` (a parameter): from then on it shows, and counts, as `expired`. */
+const lapsed = (now: string, t = '') => `(${t}status = 'placed' AND ${t}expires_at <= ${now}::timestamptz)`;
+
+/**
+ * An order as the document's Order at `now`; `t` qualifies the columns where another table's would
+ * clash (`orders.`). A placed order past its hold reads as `expired` since its expiresAt (its
+ * updatedAt), before the sweep writes it so (EXPIRE_DUE writes the very same values).
+ */
+const shownColumns = (now: string, t = '') =>
+  `${t}id AS id, ${t}pet_id AS "petId", CASE WHEN ${lapsed(now, t)} THEN 'expired' ELSE ${t}status END AS status, ${isoTimestamp(`${t}created_at`)} AS "createdAt", ${isoTimestamp(`CASE WHEN ${lapsed(now, t)} THEN ${t}expires_at ELSE ${t}updated_at END`)} AS "updatedAt", ${isoTimestamp(`${t}expires_at`)} AS "expiresAt"`;
+/** An order as a change left it (no hold to compare: a change's row is never a lapsed placed one). */
 const columns = (t = '') =>
   `${t}id AS id, ${t}pet_id AS "petId", ${t}status AS status, ${isoTimestamp(`${t}created_at`)} AS "createdAt", ${isoTimestamp(`${t}updated_at`)} AS "updatedAt", ${isoTimestamp(`${t}expires_at`)} AS "expiresAt"`;
 const COLUMNS = columns();
@@ -27,21 +45,22 @@ const COLUMNS = columns();
 export const LOCK_OWNER = `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`;
 
 /**
- * After LOCK_OWNER: $1 pet id, $2 account id, $3 placed orders the account may hold, $4 the hold
- * in seconds. The pet moves available -> pending only if it is live and available (a concurrent
- * placement or removal waits on the pet's row, then finds it changed and matches nothing) and
- * the account holds fewer than $3; the order is inserted only if the pet moved. Its hold ends $4
- * seconds after created_at (the transaction's now()), to the millisecond, so the expiresAt a client
- * reads is the exact instant. No row: see PET_STATUS.
+ * After LOCK_OWNER and RELEASE_PET_HOLD: $1 pet id, $2 account id, $3 placed orders the account may
+ * hold, $4 the hold in seconds, $5 the time now (the instance's clock). The pet moves available ->
+ * pending only if it is live and available (a concurrent placement or removal waits on the pet's
+ * row, then finds it changed and matches nothing) and the account holds fewer than $3 placed
+ * orders whose hold has not ended; the order is inserted only if the pet moved. It is created at
+ * $5 and its hold ends $4 seconds later, to the millisecond, so the expiresAt a client reads is the
+ * exact instant. No row: see PET_STATUS.
  */
 export const PLACE = `WITH pet AS (
     UPDATE pets SET status = 'pending'
      WHERE id = $1 AND status = 'available' AND deleted_at IS NULL
-       AND (SELECT count(*) FROM orders WHERE account_id = $2 AND status = 'placed') < $3
+       AND (SELECT count(*) FROM orders WHERE account_id = $2 AND status = 'placed' AND expires_at > $5::timestamptz) < $3
     RETURNING id
   )
-  INSERT INTO orders (pet_id, account_id, expires_at)
-  SELECT pet.id, $2, date_trunc('milliseconds', now() + make_interval(secs => $4)) FROM pet
+  INSERT INTO orders (pet_id, account_id, created_at, updated_at, expires_at)
+  SELECT pet.id, $2, $5::timestamptz, $5::timestamptz, date_trunc('milliseconds', $5::timestamptz + make_interval(secs => $4)) FROM pet
   RETURNING ${COLUMNS}`;
 
 /** An order's pet as its change left it (its event's object), and who created it. */
@@ -59,7 +78,7 @@ export const PET_STATUS = `SELECT status FROM pets WHERE id = $1 AND deleted_at 
  * ORDER_STATUS.
  */
 const transition = (orderStatus: string, petStatus: string) => `WITH changed AS (
-    UPDATE orders SET status = '${orderStatus}', updated_at = now()
+    UPDATE orders SET status = '${orderStatus}', updated_at = $3::timestamptz
      WHERE id = $1 AND account_id = $2 AND status = 'placed' AND expires_at > $3::timestamptz
     RETURNING ${COLUMNS}
   ), pet AS (
@@ -71,17 +90,13 @@ export const COMPLETE = transition('completed', 'sold');
 export const CANCEL = transition('cancelled', 'available');
 
 /**
- * The expiry sweep, one batch ($1 the time now, $2 most orders): placed orders whose hold ended
- * move to `expired` and their pets from pending to available, each with the order's owner and
- * the pet after the change (for the events). Due orders are read by orders_placed_expires_at_idx;
- * SKIP LOCKED passes over an order a complete or cancel holds: if that commits, the order is
- * no longer placed; if it fails, the next batch or sweep takes the order.
+ * Expires the placed orders `due` selects (a CTE of order ids, locked): each moves to `expired`,
+ * updated at its expiresAt (when its hold ended, as the reads showed it), and its pet from pending
+ * to available; each row has the order, its owner and the pet after the change (for the events).
+ * The status guard makes it exactly once per order, whichever path gets there first.
  */
-export const EXPIRE_DUE = `WITH due AS (
-    SELECT id FROM orders WHERE status = 'placed' AND expires_at <= $1::timestamptz
-     ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
-  ), changed AS (
-    UPDATE orders SET status = 'expired', updated_at = now() FROM due
+const expire = (due: string) => `WITH due AS (${due}), changed AS (
+    UPDATE orders SET status = 'expired', updated_at = orders.expires_at FROM due
      WHERE orders.id = due.id AND orders.status = 'placed'
     RETURNING ${columns('orders.')}, orders.account_id AS owner
   ), pet AS (
@@ -91,14 +106,39 @@ export const EXPIRE_DUE = `WITH due AS (
   SELECT to_jsonb(changed) - 'owner' AS "order", changed.owner, to_jsonb(pet) AS pet
     FROM changed JOIN pet ON pet.id = changed."petId"`;
 
+/**
+ * The expiry sweep, one batch ($1 the time now, $2 most orders): placed orders whose hold ended.
+ * Due orders are read by orders_placed_expires_at_idx; SKIP LOCKED passes over an order a complete,
+ * cancel or placement holds: if that commits, the order is no longer placed; if it fails, the next
+ * batch or sweep takes the order.
+ */
+export const EXPIRE_DUE = expire(`SELECT id FROM orders WHERE ${lapsed('$1')} ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`);
+
+/**
+ * Before a change that needs a pet's hold (placeOrder, updatePet, deletePet): $1 the time now,
+ * $2 pet id. The pet's placed order whose hold has ended, if any, expires here, with its events,
+ * as the sweep would. It waits for a sweep or a complete holding the order, then finds it no longer
+ * placed (or still placed and still lapsed) and matches only what is still to do. Locks the
+ * order's row, then the pet's: the order the sweep, complete and cancel take them in.
+ */
+export const RELEASE_PET_HOLD = expire(`SELECT id FROM orders WHERE pet_id = $2 AND ${lapsed('$1')} FOR UPDATE`);
+
 /** Why a transition matched nothing: no row (no such order of this account), or the order's status and hold. */
 export const ORDER_STATUS = `SELECT status, ${isoTimestamp('expires_at')} AS "expiresAt" FROM orders WHERE id = $1 AND account_id = $2`;
 
-export const GET = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2`;
+/** $1 order id, $2 account id, $3 the time now. */
+export const GET = `SELECT ${shownColumns('$3')} FROM orders WHERE id = $1 AND account_id = $2`;
 
 /**
- * One owner's keyset pages ($1 account id, $2 after this id, $3 rows, $4 status): an index
- * range scan from the cursor. Two statements, as for pets, so each has one plan.
+ * One owner's keyset pages ($1 account id, $2 after this id, $3 rows, $4 the time now, $5 status):
+ * an index range scan from the cursor. Two statements, as for pets, so each has one plan. By
+ * status, two ranges merged: the orders stored with that status (less those whose hold ended, when
+ * it is `placed`), and, for `expired`, the placed ones whose hold ended, which the account's cap
+ * keeps few (at most its plan's number, plus those that ended since the last sweep).
  */
-export const LIST = `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`;
-export const LIST_BY_STATUS = `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND id > $2 AND status = $4 ORDER BY id LIMIT $3`;
+export const LIST = `SELECT ${shownColumns('$4')} FROM orders WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`;
+export const LIST_BY_STATUS = `SELECT * FROM (
+    (SELECT ${shownColumns('$4')} FROM orders WHERE account_id = $1 AND id > $2 AND status = $5 AND NOT ${lapsed('$4')} ORDER BY id LIMIT $3)
+    UNION ALL
+    (SELECT ${shownColumns('$4')} FROM orders WHERE $5 = 'expired' AND account_id = $1 AND id > $2 AND ${lapsed('$4')} ORDER BY id LIMIT $3)
+  ) page ORDER BY id LIMIT $3`;

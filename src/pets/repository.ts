@@ -5,6 +5,7 @@ import { errors } from '../errors/apiError.js';
 import type { EventRecorder, WrittenEvent } from '../events/repository.js';
 import { ifMatchHolds, strongEtag } from '../http/conditional.js';
 import type { Db } from '../idempotency/idempotent.js';
+import type { Clock } from '../clock.js';
 import { CREATE_WITH_EVENT, DELETE, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
 import { pageOf } from '../pagination/keysetPage.js';
 
@@ -29,13 +30,25 @@ const changesNothing = (pet: Pet, patch: PetPatch) =>
   (patch.name === undefined || patch.name === pet.name) && (patch.categoryId === undefined || patch.categoryId === pet.categoryId) && (patch.status === undefined || patch.status === pet.status);
 export const petNotFound = (id: number) => errors.pet_not_found(`Pet ${id} not found.`);
 
-/** All SQL about pets; every change writes its event (`events`) in its own transaction. */
-export function petsRepository(pool: pg.Pool, events: EventRecorder) {
+/**
+ * All SQL about pets; every change writes its event (`events`) in its own transaction. `clock`: the
+ * time a hold is checked against (orders/sql.ts); `releaseLapsedHold`: the orders' own expiry of a
+ * pet's hold that has ended, run before a change reads the pet (api/plugin.ts hands it over, so pets
+ * imports nothing of orders).
+ */
+export function petsRepository(
+  pool: pg.Pool,
+  events: EventRecorder,
+  opts: { clock: Clock; releaseLapsedHold: (client: pg.PoolClient, petId: number) => Promise<unknown> },
+) {
   /**
    * Locks a live pet for a change by `accountId` and checks, in this order, that it exists (404),
    * that the account created it (403) and that `If-Match` holds (412); its fields and version.
    */
   async function lockForChange(db: pg.PoolClient, id: number, accountId: number, ifMatch: string | undefined) {
+    // First, as the sweep does it: the order's row, then the pet's. The version it bumps is the one
+    // getPet showed for the ended hold; a refusal below rolls it back with the rest.
+    await opts.releaseLapsedHold(db, id);
     const pet = (await db.query<Pet & { version: number; createdBy: number | null }>(LOCK, [id])).rows[0];
     if (!pet) throw petNotFound(id);
     if (pet.createdBy !== accountId) {
@@ -47,17 +60,18 @@ export function petsRepository(pool: pg.Pool, events: EventRecorder) {
 
   return {
     /** A keyset page; `hasMore` when at least one more pet follows the last one returned. */
-    async list(opts: { limit: number; status?: PetStatus; categoryId?: number; afterId?: number }): Promise<{ rows: Pet[]; hasMore: boolean }> {
+    async list(page: { limit: number; status?: PetStatus; categoryId?: number; afterId?: number }): Promise<{ rows: Pet[]; hasMore: boolean }> {
       // One extra row tells whether a next page exists without a COUNT.
-      const params: unknown[] = [opts.afterId ?? 0, opts.limit + 1];
+      const params: unknown[] = [page.afterId ?? 0, page.limit + 1];
       let sql = LIST;
-      if (opts.categoryId !== undefined) {
-        params.push(opts.categoryId);
-        sql = opts.status ? LIST_BY_CATEGORY_AND_STATUS : LIST_BY_CATEGORY;
-      } else if (opts.status) sql = LIST_BY_STATUS;
-      if (opts.status) params.push(opts.status);
+      if (page.categoryId !== undefined) {
+        params.push(page.categoryId);
+        sql = page.status ? LIST_BY_CATEGORY_AND_STATUS : LIST_BY_CATEGORY;
+      } else if (page.status) sql = LIST_BY_STATUS;
+      if (page.status) params.push(page.status);
+      params.push(new Date(opts.clock()));
       const { rows } = await pool.query<Pet>(sql, params);
-      return pageOf(rows, opts.limit);
+      return pageOf(rows, page.limit);
     },
 
     /** By `accountId`, in the pool or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
@@ -71,7 +85,7 @@ export function petsRepository(pool: pg.Pool, events: EventRecorder) {
     },
 
     async get(id: number): Promise<VersionedPet | undefined> {
-      const row = (await pool.query<Pet & { version: number }>(GET, [id])).rows[0];
+      const row = (await pool.query<Pet & { version: number }>(GET, [id, new Date(opts.clock())])).rows[0];
       return row && versioned(row);
     },
 

@@ -8,18 +8,41 @@ import { eventFrom } from '../events/sql.js';
 const COLUMNS = 'id, name, category_id AS "categoryId", status';
 
 /**
+ * Whether the pet is pending only by a placed order whose hold ended at `now` (a parameter, the
+ * instance's clock: orders/sql.ts): from the order's expiresAt the pet reads as `available`, before
+ * the sweep writes it so. One probe of orders_one_placed_per_pet, for pending pets only.
+ */
+const lapsed = (now: string) =>
+  `CASE WHEN pets.status = 'pending' THEN EXISTS (SELECT 1 FROM orders o WHERE o.pet_id = pets.id AND o.status = 'placed' AND o.expires_at <= ${now}::timestamptz) ELSE false END`;
+/** A pet as the document's Pet at `now`. */
+const shown = (now: string) => `id, name, category_id AS "categoryId", CASE WHEN ${lapsed(now)} THEN 'available' ELSE status END AS status`;
+
+/**
  * Keyset pages of live pets: an index range scan from the cursor, the same cost at any depth.
  * One statement per combination of filters rather than "status = $3 OR $3 IS NULL", so each
- * has one plan, on the partial index for its filters (migration 010).
+ * has one plan, on the partial index for its filters (migration 010). The time is the last
+ * parameter. By status, two ranges merged: the pets stored with that status (less those whose
+ * hold ended, when it is `pending`), and, for `available`, the pending ones whose hold ended,
+ * found from the due orders (orders_placed_expires_at_idx: those since the last sweep).
  */
-const page = (filters: string) => `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND deleted_at IS NULL${filters} ORDER BY id LIMIT $2`;
-export const LIST = page('');
-export const LIST_BY_STATUS = page(' AND status = $3');
-export const LIST_BY_CATEGORY = page(' AND category_id = $3');
-export const LIST_BY_CATEGORY_AND_STATUS = page(' AND category_id = $3 AND status = $4');
+const page = (filters: string, now: string) => `SELECT ${shown(now)} FROM pets WHERE id > $1 AND deleted_at IS NULL${filters} ORDER BY id LIMIT $2`;
+const pageByStatus = (filters: string, status: string, now: string) => `SELECT * FROM (
+    (SELECT ${shown(now)} FROM pets WHERE id > $1 AND deleted_at IS NULL${filters} AND status = ${status} AND NOT ${lapsed(now)} ORDER BY id LIMIT $2)
+    UNION ALL
+    (SELECT ${shown(now)} FROM pets WHERE ${status} = 'available' AND id > $1 AND deleted_at IS NULL${filters} AND status = 'pending'
+        AND id IN (SELECT pet_id FROM orders WHERE status = 'placed' AND expires_at <= ${now}::timestamptz) ORDER BY id LIMIT $2)
+  ) page ORDER BY id LIMIT $2`;
+export const LIST = page('', '$3');
+export const LIST_BY_STATUS = pageByStatus('', '$3', '$4');
+export const LIST_BY_CATEGORY = page(' AND category_id = $3', '$4');
+export const LIST_BY_CATEGORY_AND_STATUS = pageByStatus(' AND category_id = $3', '$4', '$5');
 
-/** A live pet with its version (its ETag). */
-export const GET = `SELECT ${COLUMNS}, version FROM pets WHERE id = $1 AND deleted_at IS NULL`;
+/**
+ * A live pet with its version (its ETag) at $2, the time now. A hold that ended shows the version
+ * its expiry writes (the status change bumps it by one): the ETag is the same before the sweep and
+ * after it, and an If-Match with it holds (a change expires the hold first: repository.ts).
+ */
+export const GET = `SELECT ${shown('$2')}, version + (${lapsed('$2')})::int AS version FROM pets WHERE id = $1 AND deleted_at IS NULL`;
 
 /** A live pet locked for a change, with what decides whether the change may happen and whether a patch changes it. */
 export const LOCK = `SELECT ${COLUMNS}, version, created_by AS "createdBy" FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;

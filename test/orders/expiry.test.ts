@@ -95,8 +95,9 @@ describe('order holds', () => {
       const res = await act(late.id, action);
       expect([res.status, res.body]).toEqual([409, expiredError]);
     }
-    // Not swept yet: still placed, the pet still pending; nothing changed.
-    expect((await order(late.id)).body.status).toBe('placed');
+    // Not swept yet: still placed in the database (the refusals changed nothing), though it reads as expired.
+    expect((await server.app.database.pool.query('SELECT status FROM orders WHERE id = $1', [late.id])).rows[0].status).toBe('placed');
+    expect((await order(late.id)).body.status).toBe('expired');
     expect(await sweep(late.expires)).toBe(1);
     for (const action of ['complete', 'cancel'] as const) {
       const res = await act(late.id, action);

@@ -46,7 +46,7 @@ describe('listOrders under concurrent placements by one account', () => {
     await slow.connect();
     await slow.query('BEGIN');
     await slow.query(LOCK_OWNER, [accountId]);
-    const lateId = Number((await slow.query<{ id: string }>(PLACE, [pets.at(-1), accountId, 1000, 259_200])).rows[0]!.id); // a bigint, as text
+    const lateId = Number((await slow.query<{ id: string }>(PLACE, [pets.at(-1), accountId, 1000, 259_200, new Date()])).rows[0]!.id); // a bigint, as text
 
     const placed = new Set<number>();
     let placing = true;
