@@ -256,10 +256,9 @@ export interface paths {
          *     the one asked for, and changes nothing: of a concurrent complete and
          *     cancel of one order, exactly one succeeds. A retry of a complete that
          *     succeeded gets `409` (from `completed` to `completed`). From its
-         *     `expiresAt` on, the order's hold is over: `409 order_expired`, even
-         *     before its status reads `expired` (expiry is exact; the status follows
-         *     within about a minute), and of a complete racing the expiry exactly
-         *     one takes effect. Another key's
+         *     `expiresAt` on, the order's hold is over (it reads `expired`): `409
+         *     order_expired`, and of a complete racing the expiry exactly one takes
+         *     effect. Another key's
          *     order gets `404 order_not_found`. It takes no request body (a JSON body
          *     sent anyway is ignored).
          */
