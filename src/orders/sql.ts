@@ -9,10 +9,11 @@ import { isoTimestamp } from '../db/isoTimestamp.js';
 
 /**
  * The one clock of a hold: the instance's (src/clock.ts), passed in as a parameter, never the
- * database's now(). Placement writes created_at and expires_at with it and every check of a hold
- * compares with it (the cap, placement, complete and cancel, the reads, the sweep, whose scheduler
- * passes the same clock), so tests move time for all of them at once, and no answer depends on
- * how far the database's clock is from the instance's.
+ * database's now(). An order's created_at, expires_at and updated_at are written with it and every
+ * check of a hold compares with it (the cap, placement, complete and cancel, the reads, the sweep,
+ * whose scheduler passes the same clock): it is the clock the service injects, so tests move time
+ * for all of them at once, and no answer mixes two clocks. Instances read their own clocks, so a
+ * hold is as exact as they agree, as for API keys' expiresAt (docs/ACCOUNTS.md).
  */
 
 /** Whether a `placed` order's hold has ended at `now` (a parameter): from then on it shows, and counts, as `expired`. */

@@ -47,7 +47,7 @@ export const GET = `SELECT ${shown('$2')}, version + (${lapsed('$2')})::int AS v
 /** A live pet locked for a change, with what decides whether the change may happen and whether a patch changes it. */
 export const LOCK = `SELECT ${COLUMNS}, version, created_by AS "createdBy" FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
 
-/** The order that holds a pet's status: a placed one, else a completed one. */
+/** The order that holds a pet's status: a placed one, else a completed one (run after the orders' release of an ended hold: repository.ts). */
 export const HOLDING_ORDER = `SELECT id, status FROM orders WHERE pet_id = $1 AND status IN ('placed', 'completed') ORDER BY status = 'placed' DESC LIMIT 1`;
 
 /** A merge patch: each of $2 name, $3 category, $4 status when given (the version follows by trigger). */
