@@ -394,14 +394,18 @@ export interface paths {
          *     `404 api_key_not_found`, as one that does not exist.
          *
          *     **The last-key rule**: revoking a usable key (neither revoked nor
-         *     expired) is `409 last_key` unless another key of the account is
-         *     neither revoked nor due to expire (it has no `expiresAt`). A key with
-         *     an `expiresAt`, even a year away, does not count: the account would be
-         *     locked out once it passes, as after rolling a key with a short overlap
-         *     and revoking the new one. So an account managed over HTTP always keeps
-         *     a key without an end; create one (no `expiresAt`) or roll the key
-         *     first. Keys with an `expiresAt` can be revoked while such a key
-         *     remains, and revoking an expired key is always `204`. Revokes, rolls
+         *     expired) is `409 last_key` unless another key of the account can
+         *     manage keys for good: it is neither revoked nor due to expire (it has
+         *     no `expiresAt`) and holds `account:manage`, the scope of the key
+         *     operations. A key with an `expiresAt`, even a year away, does not
+         *     count: the account would be locked out once it passes, as after
+         *     rolling a key with a short overlap and revoking the new one. Nor does
+         *     a key without `account:manage` (a `pets:read` key gets `403` on
+         *     `getAccount` and `createApiKey`). So an account managed over HTTP
+         *     always keeps a key without an end that holds `account:manage`; create
+         *     one (no `expiresAt`) or roll the key first. Other keys can be revoked
+         *     while such a key remains, and revoking an expired key is always
+         *     `204`. Revokes, rolls
          *     and creates of one account's keys happen one at a time, so of two
          *     revokes at once that would together break the rule, one is `409`.
          */
@@ -1312,7 +1316,7 @@ export interface components {
          *     | `pet_status_held_by_order` | 409 | The animal's status belongs to its placed or completed order. |
          *     | `pet_has_open_order` | 409 | The animal has a placed order and cannot be removed. |
          *     | `too_many_open_orders` | 409 | The account already holds its plan's number of placed orders. |
-         *     | `last_key` | 409 | Revoking this key would leave the account no unrevoked key without an `expiresAt`: none that stays usable. |
+         *     | `last_key` | 409 | Revoking this key would leave the account no unrevoked key without an `expiresAt` that holds `account:manage`: none that can manage keys for good. |
          *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
          *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
          *     | `too_many_webhook_endpoints` | 409 | The account already has 16 webhook endpoints. |
@@ -2170,7 +2174,7 @@ export interface components {
         };
         /**
          * @description The keys of the account do not allow it: revoking a key when no other
-         *     key of the account is unrevoked and without an `expiresAt` (`last_key`), creating a key beyond 100 live ones
+         *     key of the account is unrevoked, without an `expiresAt` and holding `account:manage` (`last_key`), creating a key beyond 100 live ones
          *     (`too_many_api_keys`), or rolling a key that is revoked or expired
          *     (`api_key_inactive`). Nothing changed.
          */
@@ -2189,7 +2193,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "last_key",
-                 *       "message": "API key 3 is the account's last key that does not expire; create one without expiresAt, or roll this one, first.",
+                 *       "message": "API key 3 is the account's last key that does not expire and holds account:manage, without which no key could manage the account's keys; create one (no expiresAt, with account:manage), or roll this one, first.",
                  *       "status": 409
                  *     }
                  */
