@@ -703,7 +703,10 @@ export interface components {
         /**
          * @description The animal's name: 1 to 200 characters, not only white space (as
          *     ECMAScript's `\s` defines it, spelled out as code points in the pattern),
-         *     and no control characters (U+0000 to U+001F, U+007F).
+         *     and no control characters (C0 U+0000 to U+001F, tab and newline
+         *     included; DEL and C1 U+007F to U+009F) or bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069):
+         *     `400 validation_failed` naming the field.
          * @example Rex
          */
         PetName: string;
@@ -889,7 +892,9 @@ export interface components {
             createdAt: string;
         };
         /**
-         * @description A name to recognise the key by; 1 to 100 characters, no control characters.
+         * @description A name to recognise the key by; 1 to 100 characters, no control
+         *     characters (C0 with tab and newline, DEL, C1) or bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069).
          * @example dashboard
          */
         ApiKeyName: string;
@@ -1148,7 +1153,9 @@ export interface components {
          */
         WebhookEventTypes: ("*" | "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired")[];
         /**
-         * @description A note for people; empty by default.
+         * @description A note for people, on one line; empty by default. No control
+         *     characters (C0 with tab and newline, DEL, C1) or bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069).
          * @example Adoption notifications
          */
         WebhookDescription: string;
@@ -1291,7 +1298,7 @@ export interface components {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown; or a string anywhere in the body (value or property name, in every operation) holds U+0000 (NUL), which no field accepts. |
+         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown; or a string anywhere in the body (value or property name, in every operation) holds a control character (U+0000 to U+001F, tab and newline included, or U+007F to U+009F) or a bidirectional control (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which no field accepts. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
          *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, contains a user name or password, or its host is or resolves to an address the service does not send to (not public unicast). |
