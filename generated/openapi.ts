@@ -393,14 +393,18 @@ export interface paths {
          *     `404 api_key_not_found`, as one that does not exist.
          *
          *     **The last-key rule**: revoking a usable key (neither revoked nor
-         *     expired) is `409 last_key` unless another key of the account is
-         *     neither revoked nor due to expire (it has no `expiresAt`). A key with
-         *     an `expiresAt`, even a year away, does not count: the account would be
-         *     locked out once it passes, as after rolling a key with a short overlap
-         *     and revoking the new one. So an account managed over HTTP always keeps
-         *     a key without an end; create one (no `expiresAt`) or roll the key
-         *     first. Keys with an `expiresAt` can be revoked while such a key
-         *     remains, and revoking an expired key is always `204`. Revokes, rolls
+         *     expired) is `409 last_key` unless another key of the account can
+         *     manage keys for good: it is neither revoked nor due to expire (it has
+         *     no `expiresAt`) and holds `account:manage`, the scope of the key
+         *     operations. A key with an `expiresAt`, even a year away, does not
+         *     count: the account would be locked out once it passes, as after
+         *     rolling a key with a short overlap and revoking the new one. Nor does
+         *     a key without `account:manage` (a `pets:read` key gets `403` on
+         *     `getAccount` and `createApiKey`). So an account managed over HTTP
+         *     always keeps a key without an end that holds `account:manage`; create
+         *     one (no `expiresAt`) or roll the key first. Other keys can be revoked
+         *     while such a key remains, and revoking an expired key is always
+         *     `204`. Revokes, rolls
          *     and creates of one account's keys happen one at a time, so of two
          *     revokes at once that would together break the rule, one is `409`.
          */
@@ -698,7 +702,10 @@ export interface components {
         /**
          * @description The animal's name: 1 to 200 characters, not only white space (as
          *     ECMAScript's `\s` defines it, spelled out as code points in the pattern),
-         *     and no control characters (U+0000 to U+001F, U+007F).
+         *     and no control characters (C0 U+0000 to U+001F, tab and newline
+         *     included; DEL and C1 U+007F to U+009F) or bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069):
+         *     `400 validation_failed` naming the field.
          * @example Rex
          */
         PetName: string;
@@ -884,7 +891,9 @@ export interface components {
             createdAt: string;
         };
         /**
-         * @description A name to recognise the key by; 1 to 100 characters, no control characters.
+         * @description A name to recognise the key by; 1 to 100 characters, no control
+         *     characters (C0 with tab and newline, DEL, C1) or bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069).
          * @example dashboard
          */
         ApiKeyName: string;
@@ -1143,7 +1152,9 @@ export interface components {
          */
         WebhookEventTypes: ("*" | "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired")[];
         /**
-         * @description A note for people; empty by default.
+         * @description A note for people, on one line; empty by default. No control
+         *     characters (C0 with tab and newline, DEL, C1) or bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069).
          * @example Adoption notifications
          */
         WebhookDescription: string;
@@ -1286,7 +1297,7 @@ export interface components {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown; or a string anywhere in the body (value or property name, in every operation) holds U+0000 (NUL), which no field accepts. |
+         *     | `validation_failed` | 400 | A parameter or body field is missing, of the wrong type, out of range or unknown; or a string anywhere in the body (value or property name, in every operation) holds a control character (U+0000 to U+001F, tab and newline included, or U+007F to U+009F) or a bidirectional control (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which no field accepts. |
          *     | `invalid_json` | 400 | The body is not valid JSON. |
          *     | `invalid_cursor` | 400 | The `cursor` parameter was not produced by the service. |
          *     | `webhook_url_not_allowed` | 400 | The webhook URL is not `http(s)`, contains a user name or password, or its host is or resolves to an address the service does not send to (not public unicast). |
@@ -1311,7 +1322,7 @@ export interface components {
          *     | `pet_status_held_by_order` | 409 | The animal's status belongs to its placed or completed order. |
          *     | `pet_has_open_order` | 409 | The animal has a placed order and cannot be removed. |
          *     | `too_many_open_orders` | 409 | The account already holds its plan's number of placed orders. |
-         *     | `last_key` | 409 | Revoking this key would leave the account no unrevoked key without an `expiresAt`: none that stays usable. |
+         *     | `last_key` | 409 | Revoking this key would leave the account no unrevoked key without an `expiresAt` that holds `account:manage`: none that can manage keys for good. |
          *     | `too_many_api_keys` | 409 | The account already has 100 live keys. |
          *     | `api_key_inactive` | 409 | The key to roll is revoked or expired. |
          *     | `too_many_webhook_endpoints` | 409 | The account already has 16 webhook endpoints. |
@@ -2169,7 +2180,7 @@ export interface components {
         };
         /**
          * @description The keys of the account do not allow it: revoking a key when no other
-         *     key of the account is unrevoked and without an `expiresAt` (`last_key`), creating a key beyond 100 live ones
+         *     key of the account is unrevoked, without an `expiresAt` and holding `account:manage` (`last_key`), creating a key beyond 100 live ones
          *     (`too_many_api_keys`), or rolling a key that is revoked or expired
          *     (`api_key_inactive`). Nothing changed.
          */
@@ -2188,7 +2199,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "last_key",
-                 *       "message": "API key 3 is the account's last key that does not expire; create one without expiresAt, or roll this one, first.",
+                 *       "message": "API key 3 is the account's last key that does not expire and holds account:manage, without which no key could manage the account's keys; create one (no expiresAt, with account:manage), or roll this one, first.",
                  *       "status": 409
                  *     }
                  */

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { errors, insufficientScope } from '../errors/apiError.js';
 import type { HandlersFor, ResourceUrls } from '../openapi/operationTypes.js';
 import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
-import { KeyChangeRefused, type AccountsRepository, type Scope } from './repository.js';
+import { KeyChangeRefused, MANAGING_SCOPE, type AccountsRepository, type Scope } from './repository.js';
 
 /** A key hands out only scopes it holds: the first it lacks, if any. */
 const missingScope = (held: Scope[], asked: Scope[]) => asked.find((scope) => !held.includes(scope));
@@ -17,7 +17,9 @@ function refused(err: unknown, keyId: number): never {
     case 'api_key_inactive':
       throw errors.api_key_inactive(`API key ${keyId} is revoked or expired; roll a live key, or create one.`);
     case 'last_key':
-      throw errors.last_key(`API key ${keyId} is the account's last key that does not expire; create one without expiresAt, or roll this one, first.`);
+      throw errors.last_key(
+        `API key ${keyId} is the account's last key that does not expire and holds ${MANAGING_SCOPE}, without which no key could manage the account's keys; create one (no expiresAt, with ${MANAGING_SCOPE}), or roll this one, first.`,
+      );
     case 'too_many_api_keys':
       throw errors.too_many_api_keys('The account already has 100 live API keys; revoke one first.');
   }

@@ -48,12 +48,15 @@ export class KeyChangeRefused extends Error {
 const KEY_COLUMNS = `id, name, prefix, scopes, ${isoTimestamp('created_at')} AS "createdAt", ${isoTimestamp('last_used_at')} AS "lastUsedAt",
   ${isoTimestamp('expires_at')} AS "expiresAt", ${isoTimestamp('revoked_at')} AS "revokedAt"`;
 const LIVE = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
+/** The scope of the key operations (their x-required-scope): a key without it cannot manage the account's keys. */
+export const MANAGING_SCOPE: Scope = 'account:manage';
 /**
- * A key that stays usable however long the caller waits: the last-key rule counts only these.
- * A key due to expire, in 2 seconds or in a year, would leave the account locked out once it
- * does, and a threshold would only move the edge (and tie the rule to clocks).
+ * A key that can manage the account's keys however long the caller waits: the last-key rule
+ * counts only these. A key due to expire, in 2 seconds or in a year, would leave the account
+ * locked out once it does, and a threshold would only move the edge (and tie the rule to
+ * clocks); a key without the managing scope gets 403 on every key operation.
  */
-const LASTING = `revoked_at IS NULL AND expires_at IS NULL`;
+const LASTING_MANAGER = `revoked_at IS NULL AND expires_at IS NULL AND '${MANAGING_SCOPE}' = ANY (scopes)`;
 
 /** Accounts and their API keys: only a key's hash and prefix are stored. */
 export function accountsRepository(pool: pg.Pool) {
@@ -146,23 +149,23 @@ export function accountsRepository(pool: pg.Pool) {
 
     /**
      * Revokes a key of the account, unless it is usable and no other key of the account lasts
-     * (unrevoked, with no expiry); revoking a revoked key changes nothing. The account's row lock
+     * (unrevoked, with no expiry) and holds the managing scope; revoking a revoked key changes nothing. The account's row lock
      * serializes this with every other revoke, roll and create of its keys, so two revokes at
      * once cannot each count the other's key.
      */
     async revokeKey(accountId: number, keyId: number): Promise<void> {
       await withTransaction(pool, async (db) => {
         await lockAccount(db, accountId);
-        const { rows } = await db.query<{ revoked: boolean; live: boolean; othersLasting: boolean }>(
+        const { rows } = await db.query<{ revoked: boolean; live: boolean; otherManager: boolean }>(
           `SELECT revoked_at IS NOT NULL AS revoked, ${LIVE} AS live,
-                  EXISTS (SELECT 1 FROM api_keys WHERE account_id = $2 AND id <> $1 AND ${LASTING}) AS "othersLasting"
+                  EXISTS (SELECT 1 FROM api_keys WHERE account_id = $2 AND id <> $1 AND ${LASTING_MANAGER}) AS "otherManager"
              FROM api_keys WHERE id = $1 AND account_id = $2`,
           [keyId, accountId],
         );
         const key = rows[0];
         if (!key) throw new KeyChangeRefused('api_key_not_found');
         if (key.revoked) return;
-        if (key.live && !key.othersLasting) throw new KeyChangeRefused('last_key');
+        if (key.live && !key.otherManager) throw new KeyChangeRefused('last_key');
         await db.query(`UPDATE api_keys SET revoked_at = now(), changed_xid = pg_current_xact_id() WHERE id = $1`, [keyId]);
       });
     },

@@ -43,8 +43,8 @@ export function registerJsonBody(app: FastifyInstance): void {
     const bad = firstBadString(body);
     // Unpaired surrogates cannot be stored as UTF-8: refused rather than stored as U+FFFD.
     if (bad?.problem === 'surrogate') throw errors.invalid_json('Body contains a string with an unpaired UTF-16 surrogate.');
-    // Postgres text cannot hold U+0000: refused here for every field, named as ajv names one.
-    if (bad) throw errors.validation_failed(`body${bad.at}${bad.key ? ' has a property name that contains' : ' must not contain'} U+0000 (NUL)`);
+    // Control and bidirectional characters (bodyStrings.ts): refused here for every field, named as ajv names one.
+    if (bad) throw errors.validation_failed(`body${bad.at}${bad.key ? ' has a property name that contains' : ' must not contain'} ${bad.char}`);
     return body;
   });
 }

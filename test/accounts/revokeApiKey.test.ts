@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MANAGING_SCOPE } from '../../src/accounts/repository.js';
 import { KEY_CACHE_TTL_MS } from '../../src/limits.js';
 import { addKey, databaseNow, INVALID_TOKEN, keyCounts, keyRow, newAccount, type TestKey } from '../helpers/accounts.js';
 import { manualClock } from '../helpers/clock.js';
+import { doc } from '../helpers/schema.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
-// The key cache's ages are read from this clock, which moves only when a test says.
+// The key cache's ages and keys' expiry are judged by this clock, which moves only when a test says.
 const clock = manualClock();
+/** Sets the service's clock to `ms`, never back (cached key answers must not grow younger). */
+const forwardTo = (ms: number) => clock.set(Math.max(clock.now(), ms));
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({}, { clock: clock.now });
@@ -15,7 +19,11 @@ afterAll(() => server?.close());
 /** DELETE /v1/account/api-keys/{keyId} with `as`'s key, contract-checked. */
 const revoke = (as: TestKey, keyId: number) => server.request(`/v1/account/api-keys/${keyId}`, { method: 'DELETE', key: as.secret });
 const statusOf = async (key: TestKey) => (await key.api.GET('/pets')).response.status;
-const lastKey = (keyId: number) => ({ code: 'last_key', message: `API key ${keyId} is the account's last key that does not expire; create one without expiresAt, or roll this one, first.`, status: 409 });
+const lastKey = (keyId: number) => ({
+  code: 'last_key',
+  message: `API key ${keyId} is the account's last key that does not expire and holds account:manage, without which no key could manage the account's keys; create one (no expiresAt, with account:manage), or roll this one, first.`,
+  status: 409,
+});
 
 describe('revokeApiKey', () => {
   it('answers 204 and the key answers 401 once its cached answer is older than the cache ttl', async () => {
@@ -92,9 +100,12 @@ describe('revokeApiKey', () => {
 
   it('refuses to revoke the new key of a roll whose old key is due to expire (409 last_key): the account keeps a key without an end', async () => {
     const account = await newAccount(server);
-    const rolled = await account.first.api.POST('/account/api-keys/{keyId}/roll', { params: { path: { keyId: account.first.id } }, body: { expiresInSeconds: 2 } });
+    // Ten minutes of overlap by the database's clock, which sets the end; the service's clock, which
+    // judges it, is then set to 2 s before it: the old key asks with 2 s left, however slow the machine.
+    const rolled = await account.first.api.POST('/account/api-keys/{keyId}/roll', { params: { path: { keyId: account.first.id } }, body: { expiresInSeconds: 600 } });
     expect(rolled.response.status).toBe(201);
     const successor = rolled.data!.id;
+    forwardTo((await keyRow(server, account.first.id))!.expires_at! - 2_000);
 
     // Whether the old key (2 s left) or the new one asks.
     const res = await revoke(account.first, successor);
@@ -114,7 +125,10 @@ describe('revokeApiKey', () => {
 
   it("refuses to revoke the one key without an end while the only other is due to expire, however far away (409 last_key)", async () => {
     const account = await newAccount(server);
-    const soon = await addKey(server, account.id, undefined, { expiresAt: new Date((await databaseNow(server)) + 2_000).toISOString() });
+    // Ten minutes away by the database's clock (which counts live keys), 2 s away by the service's (which judges the caller's key).
+    const soonAt = (await databaseNow(server)) + 600_000;
+    const soon = await addKey(server, account.id, undefined, { expiresAt: new Date(soonAt).toISOString() });
+    forwardTo(soonAt - 2_000);
     const res = await revoke(soon, account.first.id);
     expect(res.status).toBe(409);
     expect(res.body).toEqual(lastKey(account.first.id));
@@ -157,6 +171,59 @@ describe('revokeApiKey', () => {
       clock.advance(KEY_CACHE_TTL_MS + 1);
       expect(await statusOf(survivor)).toBe(200);
       expect(await statusOf([a, b][1 - refused]!)).toBe(401);
+    }
+  });
+
+  it('counts only keys that can manage keys: the scope getAccount, createApiKey and revokeApiKey require', () => {
+    for (const [path, method] of [['/account', 'get'], ['/account/api-keys', 'post'], ['/account/api-keys/{keyId}', 'delete']] as const) {
+      expect(doc.paths[path][method]['x-required-scope']).toBe(MANAGING_SCOPE);
+    }
+  });
+
+  it('refuses to revoke the last key without an end that holds account:manage, beside keys without an end that lack it (409 last_key)', async () => {
+    const account = await newAccount(server);
+    const reader = await addKey(server, account.id, ['pets:read']);
+    const writer = await addKey(server, account.id, ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'events:read', 'webhooks:manage']);
+    // What the rule guards against: a key without the scope cannot manage the account's keys, nor revoke one.
+    expect((await reader.api.GET('/account')).response.status).toBe(403);
+    expect((await revoke(writer, reader.id)).status).toBe(403);
+
+    const res = await revoke(account.first, account.first.id);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual(lastKey(account.first.id));
+    expect(await keyCounts(server, account.id)).toEqual({ all: 3, live: 3 });
+    expect((await keyRow(server, account.first.id))!.revoked_at).toBeNull();
+
+    // The keys that cannot manage go while the managing one stays.
+    expect((await revoke(account.first, reader.id)).status).toBe(204);
+    expect((await revoke(account.first, writer.id)).status).toBe(204);
+    expect(await keyCounts(server, account.id)).toEqual({ all: 3, live: 1 });
+
+    // A key holding only account:manage counts: with it, the first key goes.
+    const manager = await addKey(server, account.id, ['account:manage']);
+    expect((await revoke(manager, account.first.id)).status).toBe(204);
+    expect((await revoke(manager, manager.id)).body).toEqual(lastKey(manager.id));
+    expect(await keyCounts(server, account.id)).toEqual({ all: 4, live: 1 });
+    clock.advance(KEY_CACHE_TTL_MS + 1);
+    expect((await manager.api.GET('/account')).response.status).toBe(200);
+  });
+
+  it('of the two last managing keys revoked at once, beside a key without an end that cannot manage, revokes exactly one', async () => {
+    for (let round = 0; round < 5; round++) {
+      const account = await newAccount(server);
+      const reader = await addKey(server, account.id, ['pets:read', 'pets:write']);
+      const [a, b] = [account.first, await addKey(server, account.id, ['account:manage'])];
+      // Each key revokes itself, so both requests are authenticated before either change commits.
+      const answers = await Promise.all([revoke(a, a.id), revoke(b, b.id)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([204, 409]);
+      const refused = answers.findIndex((r) => r.status === 409);
+      const survivor = [a, b][refused]!;
+      expect(answers[refused]!.body).toEqual(lastKey(survivor.id));
+      expect(await keyCounts(server, account.id)).toEqual({ all: 3, live: 2 });
+      expect((await keyRow(server, survivor.id))!.revoked_at).toBeNull();
+      expect((await keyRow(server, reader.id))!.revoked_at).toBeNull();
+      clock.advance(KEY_CACHE_TTL_MS + 1);
+      expect((await survivor.api.GET('/account')).response.status).toBe(200);
     }
   });
 
