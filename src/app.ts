@@ -8,17 +8,18 @@ import authenticationPlugin from './auth/plugin.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import databasePlugin from './db/plugin.js';
-import { retentionSchedules } from './db/retention.js';
 import docsPlugin from './docs/plugin.js';
 import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import { eventsRepository, type EventRecorder } from './events/repository.js';
+import { eventRetentionSchedule } from './events/retention.js';
 import healthPlugin from './health/plugin.js';
 import corsPlugin from './http/cors.js';
 import { corsPolicy } from './http/corsPolicy.js';
 import arrivalPlugin from './http/arrival.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
+import { idempotencyKeyExpirySchedule } from './idempotency/retention.js';
 import jobsPlugin from './jobs/plugin.js';
 import type { Schedule } from './jobs/schedules.js';
 import { loggerOptions } from './logging/loggerOptions.js';
@@ -34,10 +35,14 @@ import webhooksPlugin from './webhooks/plugin.js';
 
 /**
  * The service's scheduled work (docs/ARCHITECTURE.md), each sweep from what owns it: order holds
- * every minute (orders/expiry.ts), retention hourly (db/retention.ts). buildApp gives them to the
- * scheduler (app.jobs.schedule).
+ * every minute (orders/expiry.ts), retention hourly: events (events/retention.ts) and Idempotency-Keys
+ * (idempotency/retention.ts). buildApp gives them to the scheduler (app.jobs.schedule).
  */
-export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [orderExpirySchedule(pool, events), ...retentionSchedules(pool)];
+export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [
+  orderExpirySchedule(pool, events),
+  eventRetentionSchedule(pool),
+  idempotencyKeyExpirySchedule(pool),
+];
 
 export interface AppOptions {
   /** Time for everything that counts or caches; tests pass a clock they move. */
