@@ -9,7 +9,6 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import databasePlugin from './db/plugin.js';
 import docsPlugin from './docs/plugin.js';
-import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import { eventsRepository, type EventRecorder } from './events/repository.js';
 import { eventRetentionSchedule } from './events/retention.js';
@@ -17,6 +16,7 @@ import healthPlugin from './health/plugin.js';
 import corsPlugin from './http/cors.js';
 import { corsPolicy } from './http/corsPolicy.js';
 import arrivalPlugin from './http/arrival.js';
+import { clientErrorHandler } from './http/clientError.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
 import { idempotencyKeyExpirySchedule } from './idempotency/retention.js';
@@ -70,7 +70,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     // Deadlines for each phase: headers, then the whole request (headers and body); a
-    // request still arriving past them is answered 408 (errors/clientError.ts).
+    // request still arriving past them is answered 408 (http/clientError.ts).
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     // requireHostHeader: a request without Host is answered in the Error shape (http/arrival.ts), not Node's empty 400.
