@@ -26,7 +26,7 @@ import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
-import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
+import { apiBasePath, enumValues, loadDocument, operationsById } from './openapi/document.js';
 import { orderExpirySchedule } from './orders/expiry.js';
 import shutdownPlugin from './process/shutdown.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
@@ -94,6 +94,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(metricsPlugin, {
     enabled: config.metrics.enabled,
     operations: [...operationsById(doc).keys()],
+    plans: enumValues(doc, 'Plan'),
     listener: { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token },
   });
   await app.register(databasePlugin, { config });
