@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../clock.js';
 import { errors, insufficientScope } from '../errors/apiError.js';
+import { MAX_LIVE_KEYS_PER_ACCOUNT } from '../limits.js';
 import type { HandlersFor, ResourceUrls } from '../openapi/operationTypes.js';
 import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
 import { KeyChangeRefused, type AccountsRepository, type Scope } from './repository.js';
@@ -19,7 +20,7 @@ function refused(err: unknown, keyId: number): never {
     case 'last_key':
       throw errors.last_key(`API key ${keyId} is the account's last key that does not expire; create one without expiresAt, or roll this one, first.`);
     case 'too_many_api_keys':
-      throw errors.too_many_api_keys('The account already has 100 live API keys; revoke one first.');
+      throw errors.too_many_api_keys(`The account already has ${MAX_LIVE_KEYS_PER_ACCOUNT} live API keys; revoke one first.`);
   }
 }
 
