@@ -4,8 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openCliDatabase } from './cliDatabase.js';
 import { isWellFormedKey } from '../src/auth/apiKey.js';
-import { accountsRepository, PLANS, SCOPES, type AccountsRepository, type KeyListing, type Plan } from '../src/accounts/repository.js';
+import { accountsRepository, SCOPES, type AccountsRepository, type KeyListing, type Plan } from '../src/accounts/repository.js';
 import type { Database } from '../src/db/database.js';
+import { enumValues, loadDocument } from '../src/openapi/document.js';
+
+/** The plans an account may be on: openapi.yaml's Plan enum. */
+const PLANS = enumValues(loadDocument(), 'Plan');
 
 /** Where the command writes: one line per call (console.log and console.error when run as a script). */
 export interface CliIo {

@@ -8,24 +8,25 @@ import authenticationPlugin from './auth/plugin.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import databasePlugin from './db/plugin.js';
-import { retentionSchedules } from './db/retention.js';
 import docsPlugin from './docs/plugin.js';
-import { clientErrorHandler } from './errors/clientError.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
 import { eventsRepository, type EventRecorder } from './events/repository.js';
+import { eventRetentionSchedule } from './events/retention.js';
 import healthPlugin from './health/plugin.js';
 import corsPlugin from './http/cors.js';
 import { corsPolicy } from './http/corsPolicy.js';
 import arrivalPlugin from './http/arrival.js';
+import { clientErrorHandler } from './http/clientError.js';
 import protocolAnswersPlugin from './http/protocolAnswers.js';
 import { requestId } from './http/requestId.js';
+import { idempotencyKeyExpirySchedule } from './idempotency/retention.js';
 import jobsPlugin from './jobs/plugin.js';
 import type { Schedule } from './jobs/schedules.js';
 import { loggerOptions } from './logging/loggerOptions.js';
 import requestLogPlugin from './logging/requestLog.js';
 import { BODY_LIMIT, MAX_PARAM_LENGTH } from './limits.js';
 import metricsPlugin from './metrics/plugin.js';
-import { apiBasePath, loadDocument, operationsById } from './openapi/document.js';
+import { apiBasePath, enumValues, loadDocument, operationsById } from './openapi/document.js';
 import { orderExpirySchedule } from './orders/expiry.js';
 import shutdownPlugin from './process/shutdown.js';
 import rateLimitPlugin from './ratelimit/plugin.js';
@@ -34,10 +35,14 @@ import webhooksPlugin from './webhooks/plugin.js';
 
 /**
  * The service's scheduled work (docs/ARCHITECTURE.md), each sweep from what owns it: order holds
- * every minute (orders/expiry.ts), retention hourly (db/retention.ts). buildApp gives them to the
- * scheduler (app.jobs.schedule).
+ * every minute (orders/expiry.ts), retention hourly: events (events/retention.ts) and Idempotency-Keys
+ * (idempotency/retention.ts). buildApp gives them to the scheduler (app.jobs.schedule).
  */
-export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [orderExpirySchedule(pool, events), ...retentionSchedules(pool)];
+export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [
+  orderExpirySchedule(pool, events),
+  eventRetentionSchedule(pool),
+  idempotencyKeyExpirySchedule(pool),
+];
 
 export interface AppOptions {
   /** Time for everything that counts or caches; tests pass a clock they move. */
@@ -65,7 +70,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     // Deadlines for each phase: headers, then the whole request (headers and body); a
-    // request still arriving past them is answered 408 (errors/clientError.ts).
+    // request still arriving past them is answered 408 (http/clientError.ts).
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     // requireHostHeader: a request without Host is answered in the Error shape (http/arrival.ts), not Node's empty 400.
@@ -89,6 +94,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   await app.register(metricsPlugin, {
     enabled: config.metrics.enabled,
     operations: [...operationsById(doc).keys()],
+    plans: enumValues(doc, 'Plan'),
     listener: { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token },
   });
   await app.register(databasePlugin, { config });

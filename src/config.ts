@@ -12,6 +12,9 @@ const QUOTA = {
   description: 'requests per minute and per day, as <per minute>/<per day> (whole numbers above 0)',
 } as const;
 const HTTP_URL = { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', description: 'an http:// or https:// URL' } as const;
+/** Longest REDIS_PREFIX; most entries of WEBHOOK_RETRY_DELAYS_SECONDS (a retry each). */
+const MAX_REDIS_PREFIX = 64;
+const MAX_WEBHOOK_RETRIES = 30;
 
 /** Every variable the service reads, validated once at start; `Env` and `Config` are derived from it. */
 const schema = {
@@ -35,7 +38,7 @@ const schema = {
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json' },
     METRICS: { type: 'boolean', default: true },
     // Long enough to be a secret; compared in constant time.
-    METRICS_TOKEN: { type: 'string', minLength: 16, description: 'at least 16 characters', examples: ['$(openssl rand -hex 24)'] },
+    METRICS_TOKEN: { type: 'string', minLength: 16, examples: ['$(openssl rand -hex 24)'] },
     // The metrics listener, apart from the API's: loopback unless an operator opens it to a private network.
     METRICS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
@@ -54,8 +57,8 @@ const schema = {
     },
     REDIS_PREFIX: {
       type: 'string',
-      pattern: '^[A-Za-z0-9:_.-]{0,64}$',
-      description: 'up to 64 letters, digits and : _ . -',
+      pattern: `^[A-Za-z0-9:_.-]{0,${MAX_REDIS_PREFIX}}$`,
+      description: `up to ${MAX_REDIS_PREFIX} letters, digits and : _ . -`,
       default: 'animal-store:',
     },
     // Checked further by trustProxy() below: Fastify's proxy-addr throws on anything else.
@@ -112,8 +115,8 @@ const schema = {
     // Seconds before each retry after a failed attempt (each with ±20% jitter); one retry per entry.
     WEBHOOK_RETRY_DELAYS_SECONDS: {
       type: 'string',
-      pattern: '^[0-9]{1,6}(\\.[0-9]+)?(,[0-9]{1,6}(\\.[0-9]+)?){0,29}$',
-      description: 'comma-separated seconds, at most 30 of them',
+      pattern: `^[0-9]{1,6}(\\.[0-9]+)?(,[0-9]{1,6}(\\.[0-9]+)?){0,${MAX_WEBHOOK_RETRIES - 1}}$`,
+      description: `comma-separated seconds, at most ${MAX_WEBHOOK_RETRIES} of them`,
       default: '5,300,1800,7200,18000,36000,50400,72000,86400',
     },
     WEBHOOK_DISABLE_AFTER_SECONDS: { type: 'number', minimum: 0, default: 432_000 },

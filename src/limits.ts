@@ -30,7 +30,7 @@ export const FAULT_LOG_INTERVAL_MS = 10_000;
  * After an error answer to an authenticated request whose body is still arriving, the rest is
  * read and dropped for at most this long and this much before the connection closes (nginx's
  * lingering close: closing at once can reset the connection before the client has read the
- * answer; http/lingeringClose.ts). An unauthenticated request gets no reading at all.
+ * answer; errors/lingeringClose.ts). An unauthenticated request gets no reading at all.
  */
 export const LINGER_MS = 2_000;
 export const LINGER_BYTES = 4 * 1024 * 1024;

@@ -47,6 +47,15 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).databaseUrl).toBe('postgres://db/x');
   });
 
+  it('holds REDIS_PREFIX and WEBHOOK_RETRY_DELAYS_SECONDS to the bounds their messages state', () => {
+    expect(loadConfig({ REDIS_PREFIX: 'p'.repeat(64) }).redisPrefix).toBe('p'.repeat(64));
+    expect(() => loadConfig({ REDIS_PREFIX: 'p'.repeat(65) })).toThrow('REDIS_PREFIX must be up to 64 letters, digits and : _ . -,');
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_SECONDS: Array(30).fill('1').join(',') }).webhooks.retryDelaysSeconds).toHaveLength(30);
+    expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_SECONDS: Array(31).fill('1').join(',') })).toThrow('WEBHOOK_RETRY_DELAYS_SECONDS must be comma-separated seconds, at most 30 of them,');
+    expect(() => loadConfig({ METRICS_TOKEN: 'x'.repeat(15) })).toThrow('METRICS_TOKEN must be at least 16 characters,');
+    expect(loadConfig({ METRICS_TOKEN: 'x'.repeat(16) }).metrics.token).toBe('x'.repeat(16));
+  });
+
   it.each([
     [{ PORT: 'eighty' }, /PORT/],
     [{ PORT: '70000' }, /PORT/],

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../clock.js';
 import { errors, insufficientScope } from '../errors/apiError.js';
+import { MAX_LIVE_KEYS_PER_ACCOUNT } from '../limits.js';
 import type { HandlersFor, ResourceUrls } from '../openapi/operationTypes.js';
 import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
 import { KeyChangeRefused, MANAGING_SCOPE, type AccountsRepository, type Scope } from './repository.js';
@@ -21,7 +22,7 @@ function refused(err: unknown, keyId: number): never {
         `API key ${keyId} is the account's last key that does not expire and holds ${MANAGING_SCOPE}, without which no key could manage the account's keys; create one (no expiresAt, with ${MANAGING_SCOPE}), or roll this one, first.`,
       );
     case 'too_many_api_keys':
-      throw errors.too_many_api_keys('The account already has 100 live API keys; revoke one first.');
+      throw errors.too_many_api_keys(`The account already has ${MAX_LIVE_KEYS_PER_ACCOUNT} live API keys; revoke one first.`);
   }
 }
 

@@ -13,10 +13,8 @@ export type Account = components['schemas']['Account'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
 
-/** `satisfies` makes a plan or scope openapi.yaml lists and this lacks (or the reverse) a type error. */
-const planSet = { free: true, pro: true, business: true, enterprise: true } satisfies Record<Plan, true>;
+/** `satisfies` makes a scope openapi.yaml lists and this lacks (or the reverse) a type error. */
 const scopeSet = { 'pets:read': true, 'pets:write': true, 'orders:read': true, 'orders:write': true, 'account:manage': true, 'events:read': true, 'webhooks:manage': true } satisfies Record<Scope, true>;
-export const PLANS = Object.keys(planSet) as Plan[];
 /** Every scope: what an account's first key holds. */
 export const SCOPES = Object.keys(scopeSet) as Scope[];
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import type { components } from '../../generated/openapi.js';
-import { continueIfExpected } from '../http/lingeringClose.js';
 import { errors } from '../errors/apiError.js';
+import { continueIfExpected } from '../http/protocolAnswers.js';
 import { operationsById, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';
 

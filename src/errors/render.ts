@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { closeOrLinger, endLingering } from '../http/lingeringClose.js';
+import { closeOrLinger, endLingering } from './lingeringClose.js';
 import type { ApiError } from './apiError.js';
 
 export const NOSNIFF = 'nosniff';

@@ -9,9 +9,8 @@ import { tailHorizonGauge } from './tailHorizon.js';
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 type Plan = components['schemas']['Plan'];
-/** openapi.yaml's plans (its Plan enum): `satisfies` makes a plan it lists and this lacks (or the reverse) a type error. */
-const PLANS = Object.keys({ free: true, pro: true, business: true, enterprise: true } satisfies Record<Plan, true>) as Plan[];
-const LIMITED_AS = [...PLANS, 'anonymous'] as const;
+/** Whom the rate limiter counted: a key's plan, or `anonymous` (by client address). */
+type LimitedAs = Plan | 'anonymous';
 const LIMIT_OUTCOMES = ['allowed', 'limited', 'banned'] as const;
 
 /** The child for each pair of label values (`children[a][b]`), made once here rather than looked up per request. */
@@ -36,7 +35,7 @@ function gaugeOnScrape(registry: Registry, name: string, help: string, labelName
  * Every metric the service exports, registered in `registry` (one per app, so tests can build
  * many). `operations` are the document's operationIds; anything else is counted as `other`.
  */
-function createMetrics(app: FastifyInstance, registry: Registry, operations: string[]) {
+function createMetrics(app: FastifyInstance, registry: Registry, operations: string[], plans: Plan[]) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
   const requestDuration = new Histogram({
@@ -53,7 +52,7 @@ function createMetrics(app: FastifyInstance, registry: Registry, operations: str
     labelNames: ['plan', 'outcome'],
     registers,
   });
-  const decisions = childrenOf((plan, outcome) => rateLimitDecisions.labels({ plan, outcome }), LIMITED_AS, LIMIT_OUTCOMES);
+  const decisions = childrenOf((plan, outcome) => rateLimitDecisions.labels({ plan, outcome }), [...plans, 'anonymous'], LIMIT_OUTCOMES);
   const idempotentReplays = new Counter({
     name: 'animal_store_idempotent_replays_total',
     help: 'createPet requests answered with the saved response of an earlier request with the same Idempotency-Key.',
@@ -77,7 +76,7 @@ function createMetrics(app: FastifyInstance, registry: Registry, operations: str
       const classes = byOperation[operation ?? 'other'] ?? byOperation.other!;
       classes[STATUS_CLASSES[Math.min(Math.max(Math.floor(statusCode / 100), 1), 5) - 1]!]!.observe(seconds);
     },
-    rateLimitDecision(plan: (typeof LIMITED_AS)[number], outcome: (typeof LIMIT_OUTCOMES)[number]): void {
+    rateLimitDecision(plan: LimitedAs, outcome: (typeof LIMIT_OUTCOMES)[number]): void {
       decisions[plan]![outcome]!.inc();
     },
     idempotentReplay(): void {
@@ -104,6 +103,8 @@ export interface MetricsOptions {
   enabled: boolean;
   /** The document's operationIds, each given its own series. */
   operations: string[];
+  /** The document's plans (its Plan enum), each a value of the rate limiter's `plan` label, with `anonymous`. */
+  plans: Plan[];
   listener: { host: string; port: number; token: string | undefined };
 }
 
@@ -119,7 +120,7 @@ export default fp(
     let listener: Awaited<ReturnType<typeof startMetricsListener>> | undefined;
     app.decorate('metricsUrl', { getter: () => listener?.url });
     if (!opts.enabled) return void app.decorate('metrics', undefined);
-    const metrics = createMetrics(app, registry, opts.operations);
+    const metrics = createMetrics(app, registry, opts.operations, opts.plans);
     app.decorate('metrics', metrics);
     app.addHook('onReady', async () => {
       listener = await startMetricsListener({ ...opts.listener, scrape: () => registry.metrics(), contentType: registry.contentType });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import type { components } from '../../generated/openapi.js';
 import { openapiPath } from '../paths.js';
 
 /** The parts of an OpenAPI 3.0 document this service reads. */
@@ -18,6 +19,7 @@ export interface OpenApiDocument {
   security?: Array<Record<string, string[]>>;
   servers?: Array<{ url: string; description?: string }>;
   paths: Record<string, Record<string, OperationObject>>;
+  components?: { schemas?: Record<string, { enum?: unknown[]; [key: string]: unknown }> };
   [key: string]: unknown;
 }
 
@@ -37,6 +39,20 @@ export function apiBasePath(doc: OpenApiDocument): string {
   const url = doc.servers?.[0]?.url;
   if (!url) throw new Error('openapi.yaml has no servers: the API base path comes from servers[0].url');
   return new URL(url).pathname.replace(/\/+$/, '');
+}
+
+type Schemas = components['schemas'];
+
+/**
+ * The values of one of the document's string enums (`Plan`), in its order, read from the document
+ * at run time; their type is generated/openapi.ts's (npm run generate writes both from openapi.yaml).
+ */
+export function enumValues<K extends keyof Schemas>(doc: OpenApiDocument, name: K): Array<Extract<Schemas[K], string>> {
+  const values = doc.components?.schemas?.[name]?.enum;
+  if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
+    throw new Error(`openapi.yaml: components.schemas.${name} is not an enum of strings`);
+  }
+  return values as Array<Extract<Schemas[K], string>>;
 }
 
 /** An OpenAPI path template (`/pets/{petId}`) as a Fastify route path (`/pets/:petId`). */

@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { errors } from '../errors/apiError.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, startAfter } from './cursor.js';
 
 /** The query of a keyset-paginated list (listPets, listOrders): `limit` is always there, validation applies its default. */
 export interface PageQuery {
@@ -11,12 +10,7 @@ export interface PageQuery {
 }
 
 /** The id a page starts after; a cursor this service did not hand out is a 400 `invalid_cursor`. */
-export function pageStart(query: PageQuery): number | undefined {
-  if (query.cursor === undefined) return undefined;
-  const afterId = decodeCursor(query.cursor);
-  if (afterId === undefined) throw errors.invalid_cursor('querystring/cursor is not a cursor produced by this service.');
-  return afterId;
-}
+export const pageStart = (query: PageQuery): number | undefined => startAfter(query.cursor, decodeCursor);
 
 /** Sets `Link: rel="next"` when more rows follow the page, keeping the page's `limit` and filters. */
 export function linkNextPage(reply: FastifyReply, listUrl: (query: string) => string, query: PageQuery, page: { rows: ReadonlyArray<{ id: number }>; hasMore: boolean }): void {

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 /**
  * The rate-limit fields of the request a connection is still receiving, for an answer Node's
  * parser makes in its place: a body that does not arrive in time is answered 408 by
- * errors/clientError.ts, outside Fastify, after the request was counted. Kept per socket
+ * http/clientError.ts, outside Fastify, after the request was counted. Kept per socket
  * with the request, and given only while that request is incomplete: a later request on the
  * same connection whose headers never arrive has no known caller.
  */

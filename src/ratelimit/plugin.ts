@@ -67,7 +67,7 @@ export default fp(
       const decide = (hit: HitResult) => {
         if (hit.outcome === 'ban-started') request.log.warn({ subject, seconds: hit.banTtl }, 'rate-limit ban started');
         const { limit, remaining, fields, refusal } = applyRateLimit(reply, hit, quota);
-        // For a 408 Node's parser may answer in its place while the body arrives (errors/clientError.ts).
+        // For a 408 Node's parser may answer in its place while the body arrives (http/clientError.ts).
         rememberLimits(request.raw, fields);
         const outcome = hit.outcome === 'ban-started' ? 'banned' : hit.outcome;
         request.rateLimit = { outcome, plan: key?.plan ?? 'anonymous', limit, remaining, mode: store.mode() };

@@ -1,4 +1,5 @@
 import { errors } from '../errors/apiError.js';
+import { MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT } from '../limits.js';
 import type { HandlersFor } from '../openapi/operationTypes.js';
 import { linkNextPage, pageStart, type PageQuery } from '../pagination/keysetPage.js';
 import { EndpointChangeRefused, type WebhooksRepository } from './repository.js';
@@ -22,7 +23,7 @@ export function webhookHandlers(deps: {
     async createWebhookEndpoint(request, reply) {
       await checkUrl(request.body.url);
       const endpoint = await webhooks.create(request.apiKey!.accountId, request.body).catch((err: unknown) => {
-        throw err instanceof EndpointChangeRefused ? errors.too_many_webhook_endpoints('The account already has 16 webhook endpoints; delete one first.') : err;
+        throw err instanceof EndpointChangeRefused ? errors.too_many_webhook_endpoints(`The account already has ${MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first.`) : err;
       });
       reply.code(201);
       return endpoint;

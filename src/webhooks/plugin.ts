@@ -6,7 +6,7 @@ import { startFairWorkers } from '../jobs/fairWorkers.js';
 import { fetchBucket, handBack } from '../jobs/queue.js';
 import { deliveryBuckets, webhookDelivery } from './delivery.js';
 import { endpointLimits } from './endpointLimits.js';
-import { createDeliveryQueue, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob } from './queue.js';
+import { createDeliveryQueue, DEAD_LETTER_QUEUE, DEAD_LETTER_RETENTION_DAYS, DELIVERY_QUEUE, type DeliveryJob } from './queue.js';
 import { secretBox, type SecretBox } from './secrets.js';
 
 declare module 'fastify' {
@@ -56,7 +56,7 @@ export default fp(
     });
     new Gauge({
       name: 'animal_store_webhook_queue_depth',
-      help: 'Webhook delivery jobs waiting (due or scheduled for a retry) and running, and deliveries given up on (dead_letter: in the dead-letter queue, kept 14 days), across all instances.',
+      help: `Webhook delivery jobs waiting (due or scheduled for a retry) and running, and deliveries given up on (dead_letter: in the dead-letter queue, kept ${DEAD_LETTER_RETENTION_DAYS} days), across all instances.`,
       labelNames: ['state'],
       registers: [app.metricsRegistry],
       async collect() {

@@ -6,6 +6,8 @@ import { onClient } from '../jobs/queue.js';
 export const DELIVERY_QUEUE = 'webhook-delivery';
 /** Deliveries given up on: out of the webhook retry schedule, or of pg-boss's own retries (docs/WEBHOOKS.md). */
 export const DEAD_LETTER_QUEUE = 'webhook-dead-letter';
+/** How long a dead letter is kept. */
+export const DEAD_LETTER_RETENTION_DAYS = 14;
 
 /**
  * One attempt to send one event to one endpoint of `accountId` (whose share of the workers it counts
@@ -27,10 +29,10 @@ export type DeadLetter = DeliveryJob & { reason: string };
  * Creates the delivery queue and its dead-letter queue (at every start: pg-boss keeps an existing
  * queue, so the dead letter is set on it too). pg-boss's own retries only cover a worker that died
  * or threw (a database error); the delivery schedule with its jitter is ours (delivery.ts), one job
- * per attempt. A job expires a minute past the delivery timeout. Dead letters are kept 14 days.
+ * per attempt. A job expires a minute past the delivery timeout. Dead letters are kept DEAD_LETTER_RETENTION_DAYS.
  */
 export async function createDeliveryQueue(boss: PgBoss, timeoutMs: number): Promise<void> {
-  await boss.createQueue(DEAD_LETTER_QUEUE, { retentionSeconds: 14 * 86_400 });
+  await boss.createQueue(DEAD_LETTER_QUEUE, { retentionSeconds: DEAD_LETTER_RETENTION_DAYS * 86_400 });
   await boss.createQueue(DELIVERY_QUEUE, { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: Math.ceil(timeoutMs / 1000) + 60, deadLetter: DEAD_LETTER_QUEUE });
   await boss.updateQueue(DELIVERY_QUEUE, { deadLetter: DEAD_LETTER_QUEUE });
 }

@@ -2,6 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import type { components } from '../../generated/openapi.js';
+import { enumValues, loadDocument, type OpenApiDocument } from '../../src/openapi/document.js';
 
 const doc = parse(readFileSync('openapi.yaml', 'utf8')) as {
   info: { description: string };
@@ -149,5 +151,20 @@ describe('openapi.yaml bounds what generators and validators read', () => {
 
   it('has no additionalProperties: true, which OpenAPI 3.0 assumes anyway (swagger-codegen Go then names an undefined ModelMap)', () => {
     expect(served).not.toContain('"additionalProperties":true');
+  });
+});
+
+describe('enumValues: a string enum of the document, read at run time', () => {
+  it("gives Plan's values in the document's order, the same set as generated/openapi.ts's type", () => {
+    // `satisfies` fails to compile if the generated type gains or loses a plan; the values come from openapi.yaml.
+    const typed = { free: true, pro: true, business: true, enterprise: true } satisfies Record<components['schemas']['Plan'], true>;
+    expect(enumValues(loadDocument(), 'Plan')).toEqual(Object.keys(typed));
+  });
+
+  it('reads the document it is given, and refuses a schema that is no enum of strings', () => {
+    const edited = { ...loadDocument(), components: { schemas: { Plan: { type: 'string', enum: ['free', 'gold'] } } } } as OpenApiDocument;
+    expect(enumValues(edited, 'Plan')).toEqual(['free', 'gold']);
+    expect(() => enumValues(loadDocument(), 'Pet')).toThrow('openapi.yaml: components.schemas.Pet is not an enum of strings');
+    expect(() => enumValues({ ...edited, components: { schemas: { Plan: { enum: [] } } } }, 'Plan')).toThrow('not an enum of strings');
   });
 });

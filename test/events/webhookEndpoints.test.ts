@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT } from '../../src/limits.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 import { createEndpoint, WEBHOOK_TEST_ENV } from '../helpers/events.js';
 
@@ -74,12 +75,18 @@ describe('webhook endpoints: create, list, get, update, rotate, delete, each on 
     expect([again.status, again.body.code]).toEqual([404, 'webhook_endpoint_not_found']);
   });
 
-  it('at most 16 endpoints per account: the 17th is 409 too_many_webhook_endpoints', async () => {
+  it(`at most ${MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT} endpoints per account: the next is 409 too_many_webhook_endpoints, saying how many`, async () => {
     const key = await server.createKey('free');
-    const made = await Promise.all(Array.from({ length: 16 }, (_, i) => server.request('/v1/webhook-endpoints', { key, body: { url: `https://example.com/${i}`, eventTypes: ['*'] } })));
-    expect(made.map((r) => r.status)).toEqual(Array(16).fill(201));
-    const res = await server.request('/v1/webhook-endpoints', { key, body: { url: 'https://example.com/17', eventTypes: ['*'] } });
-    expect([res.status, res.body.code]).toEqual([409, 'too_many_webhook_endpoints']);
+    const made = await Promise.all(
+      Array.from({ length: MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT }, (_, i) => server.request('/v1/webhook-endpoints', { key, body: { url: `https://example.com/${i}`, eventTypes: ['*'] } })),
+    );
+    expect(made.map((r) => r.status)).toEqual(Array(MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT).fill(201));
+    const res = await server.request('/v1/webhook-endpoints', { key, body: { url: 'https://example.com/over', eventTypes: ['*'] } });
+    expect([res.status, res.body.code, res.body.message]).toEqual([
+      409,
+      'too_many_webhook_endpoints',
+      `The account already has ${MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first.`,
+    ]);
     const page = await server.request('/v1/webhook-endpoints?limit=10', { key });
     expect(page.body).toHaveLength(10);
     expect(page.headers.get('link')).toMatch(/\/v1\/webhook-endpoints\?limit=10&cursor=/);

@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/testDatabase.j
  * the same time (pg-boss's job_now()), so no test waits. What is counted: the jobs each schedule's
  * queue holds (pgboss.job) and the sweeps run, which must both grow by exactly one per occurrence,
  * however many instances run. The schedules here are the service's three, with counting sweeps:
- * what each sweep does is tested on its own (test/orders/expiry.test.ts, test/db/retention.test.ts).
+ * what each sweep does is tested on its own (test/orders/expiry.test.ts, test/events/retention.test.ts, test/idempotency/retention.test.ts).
  */
 const HOUR = 3_600_000;
 const MINUTE = 60_000;

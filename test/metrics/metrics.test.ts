@@ -1,5 +1,6 @@
 import { Counter } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enumValues, loadDocument } from '../../src/openapi/document.js';
 import { manualClock } from '../helpers/clock.js';
 import { parsePrometheus, sampleValue, type Sample } from '../helpers/prometheus.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
@@ -37,6 +38,10 @@ describe('/metrics after known traffic', () => {
       const code = res.status === 200 ? 'ok' : (res.body as { code: string }).code;
       codes[code] = (codes[code] ?? 0) + 1;
     }
+    // One request by a key of each other plan the document lists (a listEvents, counted by no test above).
+    for (const plan of enumValues(loadDocument(), 'Plan').filter((p) => p !== 'business' && p !== 'enterprise')) {
+      expect((await server.request('/v1/events', { key: await server.createKey(plan) })).status).toBe(200);
+    }
     const scraped = await scrape(server);
     expect(scraped.status).toBe(200);
     samples = scraped.samples;
@@ -65,6 +70,11 @@ describe('/metrics after known traffic', () => {
     expect(sampleValue(samples, DECISIONS, { plan: 'enterprise', outcome: 'allowed' })).toBe(codes.ok);
     expect(sampleValue(samples, DECISIONS, { plan: 'enterprise', outcome: 'limited' })).toBe(codes.rate_limited);
     expect(sampleValue(samples, DECISIONS, { plan: 'enterprise', outcome: 'banned' })).toBe(codes.temporarily_banned);
+    // Each of the document's plans has its series: the keys of the plans not above made one request each.
+    expect(samples.filter((s) => s.name === DECISIONS && s.labels.outcome === 'allowed').map((s) => [s.labels.plan, s.value])).toEqual(
+      expect.arrayContaining([['free', 1], ['pro', 1]]),
+    );
+    expect(new Set(samples.filter((s) => s.name === DECISIONS).map((s) => s.labels.plan))).toEqual(new Set([...enumValues(loadDocument(), 'Plan'), 'anonymous']));
     expect(sampleValue(samples, 'animal_store_rate_limit_mode', { mode: 'local' })).toBe(1);
     expect(sampleValue(samples, 'animal_store_rate_limit_mode', { mode: 'shared' })).toBe(0);
   });

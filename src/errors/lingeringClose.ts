@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
-import { BODY_LIMIT, LINGER_BYTES, LINGER_MS } from '../limits.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LINGER_BYTES, LINGER_MS } from '../limits.js';
 
 /** Sockets whose request was answered while its body is still arriving (their answer is out: nothing more may be written). */
 const lingering = new WeakSet<Socket>();
@@ -40,7 +40,7 @@ function linger(req: IncomingMessage, answer: ServerResponse): void {
 }
 
 /**
- * On the error path (errors/render.ts): a request answered before its body was read. An
+ * On the error path (render.ts): a request answered before its body was read. An
  * unauthenticated one earns no reading, and a client waiting for `100 Continue` has sent
  * nothing: `Connection: close`, and Node closes once the answer is written. Any other keeps
  * its connection while the rest is read and dropped, within bounds (without Fastify's own
@@ -59,21 +59,9 @@ export function closeOrLinger(request: FastifyRequest, reply: FastifyReply): voi
   linger(request.raw, reply.raw);
 }
 
-/** An answer written straight to a socket Node's parser gave up on (errors/clientError.ts): FIN now, closed within LINGER_MS. */
+/** An answer written straight to a socket Node's parser gave up on (http/clientError.ts): FIN now, closed within LINGER_MS. */
 export function endLingering(socket: Duplex, answer: string): void {
   socket.end(answer);
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   socket.once('close', () => clearTimeout(timer));
 }
-
-/**
- * A route-level preParsing hook of the operations that take a body (api/routes.ts): the
- * `100 Continue` a client asked for, sent once the request has passed authentication and its
- * quota (protocolAnswers.ts keeps Node from sending it at once), and never for a body the
- * limit refuses on its Content-Length: that gets its 413 without having been asked for.
- */
-export const continueIfExpected: preParsingHookHandler = (request, reply, payload, done) => {
-  const { expect, 'content-length': length } = request.headers;
-  if (expect?.toLowerCase() === '100-continue' && !(Number(length) > BODY_LIMIT)) reply.raw.writeContinue();
-  done(null, payload);
-};

@@ -1,12 +1,12 @@
 import type { Socket } from 'node:net';
-import { isLingering } from '../http/lingeringClose.js';
+import { errors } from '../errors/apiError.js';
+import { isLingering } from '../errors/lingeringClose.js';
+import { writeErrorToSocket } from '../errors/render.js';
 import { limitsOfIncomplete } from '../ratelimit/inFlight.js';
-import { errors } from './apiError.js';
-import { writeErrorToSocket } from './render.js';
 
 /** Requests Node's HTTP parser rejects before Fastify sees them (oversized headers, bad request lines, timeouts). */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
-  // A request already answered (its body still arriving, http/lingeringClose.ts) gets no second answer.
+  // A request already answered (its body still arriving, errors/lingeringClose.ts) gets no second answer.
   if (err.code === 'ECONNRESET' || !socket.writable || isLingering(socket)) {
     socket.destroy();
     return;
