@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StartupError } from '../startupError.js';
-import { claimEmbedded } from './embeddedOwner.js';
+import { claimEmbedded, type Claimant } from './embeddedOwner.js';
 import { explainDataDirFailure } from './openErrors.js';
 
 /** How any client reaches the embedded server: its Unix socket in DATA_DIR, no TCP port (`psql -h DATA_DIR -U postgres`). */
@@ -25,7 +25,7 @@ async function answers(dataDir: string): Promise<boolean> {
  * function returned. Run by postgresProcess.ts in a process of its own. A server passes `owner`:
  * it claims the store for itself first (embeddedOwner.ts), and a second server is refused.
  */
-export async function startEmbedded(dataDir: string, owner?: { port?: number }): Promise<() => Promise<void>> {
+export async function startEmbedded(dataDir: string, owner?: Claimant): Promise<() => Promise<void>> {
   const dir = path.resolve(dataDir);
   if (existsSync(path.join(dir, 'pgdata')) && !existsSync(path.join(dir, 'PG_VERSION'))) {
     throw new StartupError(
