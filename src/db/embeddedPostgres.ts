@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StartupError } from '../startupError.js';
 import { claimEmbedded, type Claimant } from './embeddedOwner.js';
+import { embeddedPostgresModule, reachableDataDir } from './embeddedPlace.js';
 import { explainDataDirFailure } from './openErrors.js';
 
 /** How any client reaches the embedded server: its Unix socket in DATA_DIR, no TCP port (`psql -h DATA_DIR -U postgres`). */
@@ -32,6 +33,8 @@ export async function startEmbedded(dataDir: string, owner?: Claimant): Promise<
       `DATA_DIR (${dataDir}) holds the PGlite store of an earlier version, which the embedded PostgreSQL cannot read: move it away (mv ${dataDir} ${dataDir}.pglite) to start with an empty store, or set DATA_DIR to another folder.`,
     );
   }
+  const asRoot = process.getuid?.() === 0; // Postgres then runs as the postgres user, who must reach the store and the binaries
+  if (asRoot) await reachableDataDir(dataDir);
   const claim = async () => {
     try {
       return owner ? await claimEmbedded(dataDir, owner) : async () => {};
@@ -55,8 +58,15 @@ export async function startEmbedded(dataDir: string, owner?: Claimant): Promise<
     await release?.();
     throw explainDataDirFailure(err as Error, dataDir) ?? err;
   }
+  let library: string | undefined;
+  try {
+    library = asRoot ? await embeddedPostgresModule() : undefined;
+  } catch (err) {
+    await release?.();
+    throw err;
+  }
   const here = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [path.join(path.dirname(here), `postgresProcess${path.extname(here)}`), dir], {
+  const child = spawn(process.execPath, [path.join(path.dirname(here), `postgresProcess${path.extname(here)}`), dir, ...(library ? [library] : [])], {
     detached: true, // a process group of its own: a Ctrl-C meant for the server does not stop Postgres under its drain
     stdio: ['pipe', 'pipe', 'pipe'],
   });
