@@ -28,10 +28,12 @@ export function placeOf(checkout: string = projectRoot): string {
  * yet will be made by root, passable (umask 022).
  */
 export function closedFolderOnTheWay(target: string): string | undefined {
-  let existing = path.dirname(path.resolve(target));
+  // Through links, as the kernel goes: from the real folder of the target (or of its nearest existing parent).
+  let existing = path.resolve(target);
   while (!existsSync(existing)) existing = path.dirname(existing);
+  const real = realpathSync(existing);
   const chain: string[] = [];
-  for (let dir = realpathSync(existing); ; dir = path.dirname(dir)) {
+  for (let dir = existing === path.resolve(target) ? path.dirname(real) : real; ; dir = path.dirname(dir)) {
     chain.unshift(dir);
     if (path.dirname(dir) === dir) break;
   }
