@@ -8,6 +8,7 @@ import { freePort } from '../helpers/ports.js';
 import { runScript, type RunResult } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { closedFolderOnTheWay } from '../../src/db/embeddedPlace.js';
 import { projectRoot } from '../../src/paths.js';
 import { postgresServerUrl } from '../helpers/services.js';
 import { databaseName } from '../helpers/testDatabase.js';
@@ -125,7 +126,9 @@ async function startAsOtherUser(env: Record<string, string>, readOnly: string): 
   const root = process.getuid?.() === 0;
   await chmod(dir, 0o755); // reachable: what the test is about is the folder it may not write in
   await chmod(readOnly, root ? 0o755 : 0o555);
-  const wrapper = root ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : [];
+  // A checkout in a private folder (root's home): nobody may still read it (CAP_DAC_READ_SEARCH), never write.
+  const readAll = root && closedFolderOnTheWay(path.join(projectRoot, 'src', 'server.ts')) !== undefined ? ['--inh-caps=+dac_read_search', '--ambient-caps=+dac_read_search'] : [];
+  const wrapper = root ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', ...readAll] : [];
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name)));
   return new Promise((resolve) => {
     const [file, ...args] = [...wrapper, process.execPath, '--import', 'tsx', 'src/server.ts'];
