@@ -1,4 +1,5 @@
 // `npm start`'s first step; plain JavaScript so it runs without devDependencies.
+// With them, it first checks what would refuse the start (scripts/startCheck.ts), then compiles.
 // A checkout with TypeScript installed (npm ci) compiles, as the README's quick start
 // promises: only what changed (npm run build is tsc -b, its state in dist/.tsbuildinfo),
 // so a second start with nothing changed compiles nothing, and says nothing (a start that
@@ -29,6 +30,9 @@ if (installed('typescript') && existsSync(path.join(root, 'tsconfig.build.json')
     const args = ['run', '--silent', 'build', ...extra];
     return npm ? spawnSync(process.execPath, [npm, ...args], { cwd: root, stdio, encoding: 'utf8' }) : spawnSync('npm', args, { cwd: root, stdio, encoding: 'utf8' });
   };
+  // Refused now rather than after the compile: another server on DATA_DIR, a port in use, a bad variable (scripts/startCheck.ts, run by tsx, installed with TypeScript).
+  const check = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/startCheck.ts')], { cwd: root, stdio: 'inherit' });
+  if (check.status !== 0) process.exit(check.status ?? 1);
   // tsc -b --dry says whether anything would be compiled: only then is the wait worth a line (a first build takes a minute or more).
   if (/would build project/.test(build(['--', '--dry'], 'pipe').stdout ?? '')) {
     console.log('npm start: compiling the TypeScript sources into dist/ (the first time takes a minute or more; later starts compile only what changed, in seconds)...');

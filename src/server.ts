@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { onStdoutGone } from './logging/stdout.js';
 import { offerDevelopmentKey } from './process/developmentKey.js';
-import { checkListenable, failToStart } from './process/startup.js';
+import { checkBeforeStart, failToStart } from './process/startup.js';
 
 const USAGE = `Usage: npm start   (or: node dist/src/server.js; from source with restarts: npm run dev)
 
@@ -31,10 +31,8 @@ const ECHO_MS = 1000;
 let config: Config | undefined;
 try {
   config = loadConfig();
-  // The ports before the database: a port in use is told at once, not after a first start's migrations.
-  await checkListenable({ host: config.host, port: config.port });
-  const { enabled, host, port } = config.metrics;
-  if (enabled) await checkListenable({ host, port, variables: { host: 'METRICS_HOST', port: 'METRICS_PORT' } });
+  // The store's owner and the ports before the database: told at once, not after a first start's migrations.
+  await checkBeforeStart(config);
   const app = await buildApp(config);
 
   // Stops on a signal, an uncaught error or an empty event loop: the drain, then close (process/shutdown.ts); exit 0, or 1 past the grace.

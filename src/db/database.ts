@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Claimant } from './embeddedOwner.js';
 import { embeddedConnection, startEmbedded } from './embeddedPostgres.js';
 import { migrate } from './migrate.js';
 import { explainPostgresFailure } from './openErrors.js';
@@ -27,7 +28,7 @@ export interface DatabaseOptions {
   /** How long a statement waits for a pooled connection (then 503 overloaded). */
   poolWaitMs?: number;
   /** A server's: the embedded store is claimed for it alone, refused if another server holds it (embeddedOwner.ts). Commands share. */
-  owner?: { port?: number };
+  owner?: Claimant;
 }
 
 /** int8 values (ids, counts) as exact JS numbers; anything beyond 2^53-1 is a bug, not data to round. */

@@ -15,7 +15,12 @@ export interface Owner {
   pid: number;
   /** The port it listens on (PORT), unless that was 0 (any free one). */
   port?: number;
+  /** Its metrics listener's (METRICS_PORT), when it has one on a set port. */
+  metricsPort?: number;
 }
+
+/** What a server claiming a store says of itself. */
+export type Claimant = Omit<Owner, 'pid'>;
 
 /** How long an owner that accepts the connection has to say who it is (the kernel accepts for a process that hangs). */
 const ANSWER_MS = 2000;
@@ -32,7 +37,7 @@ function listen(file: string, answer: string): Promise<net.Server> {
 }
 
 /** The owner listening on `file`; 'alive' if it accepts but does not say who it is; undefined if nobody listens there. */
-function ask(file: string): Promise<Owner | 'alive' | undefined> {
+function askAt(file: string): Promise<Owner | 'alive' | undefined> {
   return new Promise((resolve, reject) => {
     let text = '';
     const socket = net.connect(file);
@@ -55,6 +60,11 @@ function ask(file: string): Promise<Owner | 'alive' | undefined> {
   });
 }
 
+/** The server holding the embedded store in `dataDir`, asked without claiming it; undefined if none (or no store there). */
+export function ownerOf(dataDir: string): Promise<Owner | 'alive' | undefined> {
+  return askAt(path.join(path.resolve(dataDir), OWNER_SOCKET)).catch(() => undefined);
+}
+
 /** The sentence that refuses a second server on one embedded store. */
 export function anotherServer(owner: Owner | 'alive', dataDir: string): string {
   const who = owner === 'alive' ? '' : ` (pid ${owner.pid}${owner.port ? `, port ${owner.port}` : ''})`;
@@ -71,9 +81,9 @@ export function anotherServer(owner: Owner | 'alive', dataDir: string): string {
  * npm run migrate) claim nothing: they use a running server's PostgreSQL. Resolves with the
  * release.
  */
-export async function claimEmbedded(dataDir: string, me: { port?: number }): Promise<() => Promise<void>> {
+export async function claimEmbedded(dataDir: string, me: Claimant): Promise<() => Promise<void>> {
   const file = path.join(path.resolve(dataDir), OWNER_SOCKET);
-  const answer = JSON.stringify({ pid: process.pid, port: me.port || undefined } satisfies Owner);
+  const answer = JSON.stringify({ pid: process.pid, port: me.port || undefined, metricsPort: me.metricsPort || undefined } satisfies Owner);
   for (let attempt = 0; ; attempt++) {
     try {
       const server = await listen(file, answer);
@@ -82,7 +92,7 @@ export async function claimEmbedded(dataDir: string, me: { port?: number }): Pro
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 0) throw err;
     }
-    const owner = await ask(file);
+    const owner = await askAt(file);
     if (owner !== undefined) throw new StartupError(anotherServer(owner, dataDir));
     await rm(file, { force: true }); // left by a server that died
   }

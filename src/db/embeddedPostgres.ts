@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StartupError } from '../startupError.js';
-import { claimEmbedded } from './embeddedOwner.js';
+import { claimEmbedded, type Claimant } from './embeddedOwner.js';
+import { embeddedPostgresModule, reachableDataDir } from './embeddedPlace.js';
 import { explainDataDirFailure } from './openErrors.js';
 
 /** How any client reaches the embedded server: its Unix socket in DATA_DIR, no TCP port (`psql -h DATA_DIR -U postgres`). */
@@ -25,13 +26,15 @@ async function answers(dataDir: string): Promise<boolean> {
  * function returned. Run by postgresProcess.ts in a process of its own. A server passes `owner`:
  * it claims the store for itself first (embeddedOwner.ts), and a second server is refused.
  */
-export async function startEmbedded(dataDir: string, owner?: { port?: number }): Promise<() => Promise<void>> {
+export async function startEmbedded(dataDir: string, owner?: Claimant): Promise<() => Promise<void>> {
   const dir = path.resolve(dataDir);
   if (existsSync(path.join(dir, 'pgdata')) && !existsSync(path.join(dir, 'PG_VERSION'))) {
     throw new StartupError(
       `DATA_DIR (${dataDir}) holds the PGlite store of an earlier version, which the embedded PostgreSQL cannot read: move it away (mv ${dataDir} ${dataDir}.pglite) to start with an empty store, or set DATA_DIR to another folder.`,
     );
   }
+  const asRoot = process.getuid?.() === 0; // Postgres then runs as the postgres user, who must reach the store and the binaries
+  if (asRoot) await reachableDataDir(dataDir);
   const claim = async () => {
     try {
       return owner ? await claimEmbedded(dataDir, owner) : async () => {};
@@ -55,8 +58,15 @@ export async function startEmbedded(dataDir: string, owner?: { port?: number }):
     await release?.();
     throw explainDataDirFailure(err as Error, dataDir) ?? err;
   }
+  let library: string | undefined;
+  try {
+    library = asRoot ? await embeddedPostgresModule() : undefined;
+  } catch (err) {
+    await release?.();
+    throw err;
+  }
   const here = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [path.join(path.dirname(here), `postgresProcess${path.extname(here)}`), dir], {
+  const child = spawn(process.execPath, [path.join(path.dirname(here), `postgresProcess${path.extname(here)}`), dir, ...(library ? [library] : [])], {
     detached: true, // a process group of its own: a Ctrl-C meant for the server does not stop Postgres under its drain
     stdio: ['pipe', 'pipe', 'pipe'],
   });

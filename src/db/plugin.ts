@@ -20,7 +20,7 @@ export default fp(
       poolWaitMs: opts.config.dbPoolWaitMs,
       serverTimeouts: opts.config.db,
       pooling: opts.config.databasePooling,
-      owner: { port: opts.config.port },
+      owner: { port: opts.config.port, metricsPort: opts.config.metrics.enabled ? opts.config.metrics.port : undefined },
       // An outage ends every idle connection at once: one line per interval with a count, and
       // only the message and SQLSTATE (pg-pool attaches the whole client, connection parameters included).
       onIdleError: (err) => app.faults.report('idle database connection lost', { err: err.message, code: (err as { code?: string }).code }),

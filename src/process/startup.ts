@@ -1,4 +1,8 @@
 import net from 'node:net';
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { anotherServer, ownerOf } from '../db/embeddedOwner.js';
+import { projectRoot } from '../paths.js';
 import { StartupError } from '../startupError.js';
 
 interface Address {
@@ -6,11 +10,17 @@ interface Address {
   port: number;
   /** The variables that set them: HOST and PORT by default (METRICS_HOST and METRICS_PORT for the metrics listener). */
   variables?: { host: string; port: string };
+  /** The pid of this checkout's own server when it is the one listening on the port (it says so when asked). */
+  heldBy?: number;
 }
 
 /** A failure to listen on the address, in words naming its variables. Undefined for anything else. */
-export function explainListenFailure(err: Error & { code?: string }, { host, port, variables = { host: 'HOST', port: 'PORT' } }: Address): StartupError | undefined {
+export function explainListenFailure(err: Error & { code?: string }, { host, port, variables = { host: 'HOST', port: 'PORT' }, heldBy }: Address): StartupError | undefined {
   const [HOST, PORT] = [variables.host, variables.port];
+  if (err.code === 'EADDRINUSE' && heldBy !== undefined) {
+    const message = `The server started from this checkout, pid ${heldBy}, holds ${PORT} ${port} on ${host}. Stop it (Ctrl-C in its terminal, or kill ${heldBy}), or set ${PORT} to a free port (for example ${PORT}=${port + 1}).`;
+    return new StartupError(message, { cause: err });
+  }
   const unresolved = `${HOST} "${host}" is not a name this machine can resolve. Set ${HOST} to an address, such as 127.0.0.1 or 0.0.0.0.`;
   const messages: Record<string, string> = {
     EADDRINUSE: `${PORT} ${port} on ${host} is already in use, most likely by another server. Stop it, or set ${PORT} to a free port (for example ${PORT}=${port + 1}).`,
@@ -36,6 +46,26 @@ export function checkListenable(address: Address): Promise<void> {
     server.once('error', (err) => reject(explainListenFailure(err, address) ?? err));
     server.listen({ host: address.host, port: address.port, exclusive: true }, () => server.close(() => resolve()));
   });
+}
+
+/**
+ * What is checked before anything is opened, and by `npm start` before it compiles (scripts/prestart.mjs):
+ * first whether another server holds the embedded store in DATA_DIR (the one sentence that matters
+ * then: the ports it holds follow from it), then the ports, naming this checkout's own server
+ * (the one on ./data) when it is the one that holds one.
+ */
+export async function checkBeforeStart(config: Config): Promise<void> {
+  if (!config.databaseUrl) {
+    const owner = await ownerOf(config.dataDir);
+    if (owner !== undefined) throw new StartupError(anotherServer(owner, config.dataDir));
+  }
+  const checkout = await ownerOf(path.join(projectRoot, 'data'));
+  const own = checkout === 'alive' ? undefined : checkout;
+  await checkListenable({ host: config.host, port: config.port, heldBy: own?.port === config.port ? own.pid : undefined });
+  const { enabled, host, port } = config.metrics;
+  if (enabled) {
+    await checkListenable({ host, port, variables: { host: 'METRICS_HOST', port: 'METRICS_PORT' }, heldBy: own?.metricsPort === port ? own.pid : undefined });
+  }
 }
 
 /** An error with its causes, as a stack trace each. */

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { cp, readFile } from 'node:fs/promises';
+import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
+import { chmod, cp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { canConnect, freePort } from '../helpers/ports.js';
 import { stop } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { PLACES, placeOf } from '../../src/db/embeddedPlace.js';
 import { projectRoot } from '../../src/paths.js';
 
 /*
@@ -27,9 +28,16 @@ function block(readme: string, name: string): string {
   return m[1]!;
 }
 
+/** Run as root, the checkout is where root clones: in a private folder (0700, as root's home), which the postgres user cannot enter. */
+const asRoot = process.getuid?.() === 0;
+
 /** What a clone of this working tree would hold once committed: its tracked and new files, nothing ignored. */
 async function freshCheckout(): Promise<string> {
-  const dir = await scratchDir('as-quickstart-');
+  let dir = await scratchDir('as-quickstart-');
+  if (asRoot) {
+    await chmod(dir, 0o700);
+    dir = path.join(dir, 'animal-store');
+  }
   const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: projectRoot, maxBuffer: 16 << 20 });
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
     if (existsSync(path.join(projectRoot, file))) await cp(path.join(projectRoot, file), path.join(dir, file), { recursive: true });
@@ -45,6 +53,8 @@ it('the README quick start works as written in a fresh checkout: npm ci && npm s
 
   const checkout = await freshCheckout();
   expect(existsSync(path.join(checkout, 'node_modules'))).toBe(false);
+  // As root: the embedded PostgreSQL's binaries and store go to a place of this checkout's own (src/db/embeddedPlace.ts), removed at the end.
+  const place = asRoot ? placeOf(checkout) : undefined;
   const port = await freePort();
   // The newcomer's environment: none of the service's variables (CI sets DATABASE_URL); the
   // ports free ones, where the README's are the defaults (3000, and 9464 for metrics).
@@ -82,10 +92,18 @@ it('the README quick start works as written in a fresh checkout: npm ci && npm s
     const docs = await fetch(`http://127.0.0.1:${port}/docs`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toMatch(/swagger-ui/i);
+    if (place) {
+      // The private folder as it was; ./data a link to the store in the checkout's place.
+      expect(statSync(path.dirname(checkout)).mode & 0o777).toBe(0o700);
+      expect(lstatSync(path.join(checkout, 'data')).isSymbolicLink()).toBe(true);
+      expect(readlinkSync(path.join(checkout, 'data'))).toBe(path.join(place, 'data'));
+      expect(place.startsWith(`${PLACES}/`)).toBe(true);
+    }
   } finally {
     // Ctrl-C in the first terminal.
     process.kill(-server.pid!, 'SIGINT');
     await stop(server, { signal: 'SIGINT', graceMs: 60_000 });
+    if (place) await rm(place, { recursive: true, force: true });
   }
   expect(await canConnect(port)).toBe(false);
 }, 900_000);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, chown, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { freePort } from '../helpers/ports.js';
 import { runScript, type RunResult } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { closedFolderOnTheWay } from '../../src/db/embeddedPlace.js';
 import { projectRoot } from '../../src/paths.js';
 import { postgresServerUrl } from '../helpers/services.js';
 import { databaseName } from '../helpers/testDatabase.js';
@@ -125,7 +126,11 @@ async function startAsOtherUser(env: Record<string, string>, readOnly: string): 
   const root = process.getuid?.() === 0;
   await chmod(dir, 0o755); // reachable: what the test is about is the folder it may not write in
   await chmod(readOnly, root ? 0o755 : 0o555);
-  const wrapper = root ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : [];
+  // A checkout in a private folder (root's home), which nobody cannot read: root then, without the power to
+  // write where it may not (CAP_DAC_OVERRIDE), in a folder of nobody's that nobody may not write either.
+  const privateCheckout = root && closedFolderOnTheWay(path.join(projectRoot, 'src', 'server.ts')) !== undefined;
+  if (privateCheckout) await chown(readOnly, 65534, 65534);
+  const wrapper = !root ? [] : privateCheckout ? ['setpriv', '--bounding-set=-dac_override'] : ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'];
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.includes(name)));
   return new Promise((resolve) => {
     const [file, ...args] = [...wrapper, process.execPath, '--import', 'tsx', 'src/server.ts'];

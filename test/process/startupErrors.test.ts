@@ -89,6 +89,18 @@ describe('a failure to listen', () => {
     expect(explained.message).toMatch(words);
     expectSentences(explained.message);
   });
+
+  it.each([
+    [{ host: '127.0.0.1', port: 3000 }, 'The server started from this checkout, pid 4242, holds PORT 3000 on 127.0.0.1. Stop it (Ctrl-C in its terminal, or kill 4242), or set PORT to a free port (for example PORT=3001).'],
+    [
+      { host: '127.0.0.1', port: 9464, variables: { host: 'METRICS_HOST', port: 'METRICS_PORT' } },
+      'The server started from this checkout, pid 4242, holds METRICS_PORT 9464 on 127.0.0.1. Stop it (Ctrl-C in its terminal, or kill 4242), or set METRICS_PORT to a free port (for example METRICS_PORT=9465).',
+    ],
+  ])('a port this checkout\'s own server holds (%j) names it and its pid', (address, message) => {
+    expect(explainListenFailure(failure('EADDRINUSE'), { ...address, heldBy: 4242 })!.message).toBe(message);
+    // Any other failure is told as before, whoever holds the port.
+    expect(explainListenFailure(failure('EACCES'), { ...address, heldBy: 4242 })!.message).toMatch(/needs privileges/);
+  });
 });
 
 describe('an invalid variable', () => {
