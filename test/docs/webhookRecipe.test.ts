@@ -19,6 +19,7 @@ import { startTestServer, type TestServer } from '../helpers/testServer.js';
  */
 
 const run = promisify(execFile);
+// Each block runs in `bash --norc -c`: with its input a socket (as Node's pipes are), bash would read ~/.bashrc as if run by sshd.
 const doc = readFileSync('docs/WEBHOOKS.md', 'utf8');
 const sectionOf = (heading: string) => doc.slice(doc.indexOf(heading), doc.indexOf('\n## ', doc.indexOf(heading) + 1));
 const section = sectionOf('## Local development');
@@ -67,7 +68,10 @@ describe("docs/WEBHOOKS.md's local development recipe", () => {
     const key = await server.createKey('free');
     // Step 3, in the receiver's terminal.
     const receiver = spawn('bash', ['--norc', '-c', asHere(registerBlock!, key)], { cwd: dir, env: { PATH: process.env.PATH }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    onTestFinished(() => void process.kill(-receiver.pid!, 'SIGTERM'));
+    // The receiver's terminal closed: bash and node, its process group (gone already if the receiver refused to start).
+    onTestFinished(() => {
+      if (receiver.exitCode === null) process.kill(-receiver.pid!, 'SIGTERM');
+    });
     let stdout = '';
     let stderr = '';
     receiver.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
