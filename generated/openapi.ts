@@ -592,7 +592,9 @@ export interface paths {
          *     IPv4-compatible, SIIT, 6to4, NAT64 `64:ff9b::/96`) is judged by that
          *     IPv4 address; local-use NAT64 (`64:ff9b:1::/48`) and Teredo are refused
          *     (`400 webhook_url_not_allowed`; see docs/WEBHOOKS.md). An account has at
-         *     most 16 endpoints (`409 too_many_webhook_endpoints`).
+         *     most 16 endpoints (`409 too_many_webhook_endpoints`). The example is the
+         *     local receiver of docs/WEBHOOKS.md's "Local development", which only a
+         *     development server accepts (`WEBHOOK_ALLOW_PRIVATE_TARGETS=true`).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1167,9 +1169,9 @@ export interface components {
         /**
          * @description An endpoint to create. Unknown properties are rejected.
          * @example {
-         *       "url": "https://shelter.example.com/hooks/animal-store",
+         *       "url": "http://127.0.0.1:8080/hook",
          *       "eventTypes": [
-         *         "*"
+         *         "pet.created"
          *       ]
          *     }
          */
@@ -2459,8 +2461,7 @@ export interface components {
         IfNoneMatch: string;
         /**
          * @description Return only animals of this category (combinable with `status`): a
-         *     positive identifier up to 2^53-1, as `categoryId` in `Pet`. No example
-         *     here, so that Swagger UI's "Try it out" does not pre-fill a filter.
+         *     positive identifier up to 2^53-1, as `categoryId` in `Pet`.
          */
         CategoryFilter: number;
         /** @description Identifier of one of your account's API keys (`id` in `listApiKeys`). */
@@ -2573,8 +2574,7 @@ export interface operations {
                 status?: components["parameters"]["StatusFilter"];
                 /**
                  * @description Return only animals of this category (combinable with `status`): a
-                 *     positive identifier up to 2^53-1, as `categoryId` in `Pet`. No example
-                 *     here, so that Swagger UI's "Try it out" does not pre-fill a filter.
+                 *     positive identifier up to 2^53-1, as `categoryId` in `Pet`.
                  */
                 categoryId?: components["parameters"]["CategoryFilter"];
                 /**

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { WEBHOOK_RESPONSE_BYTES } from '../limits.js';
-import { carriesCredentials, checkedLookup, literalAddressAllowed } from './targets.js';
+import { addressNotAllowed, carriesCredentials, checkedLookup, literalAddressAllowed } from './targets.js';
 
 /** The outcome of one POST: the status when one came, else why not. */
 export interface Attempt {
@@ -38,7 +38,7 @@ export function postWebhook(target: string, body: string, headers: Record<string
     }
     // Stored before create/update refused them: never sent (http.request would send them as Basic auth), never said.
     if (carriesCredentials(url)) return resolve(done(null, 'URL not allowed: it contains a user name or password'));
-    if (!opts.allowPrivate && !literalAddressAllowed(url)) return resolve(done(null, `address not allowed: ${url.hostname}`));
+    if (!opts.allowPrivate && !literalAddressAllowed(url)) return resolve(done(null, addressNotAllowed(url.hostname)));
     const transport = url.protocol === 'https:' ? transports['https:'] : transports['http:'];
     const request = transport.request(url, {
       method: 'POST',

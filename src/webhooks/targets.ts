@@ -10,10 +10,11 @@ export class TargetNotAllowed extends Error {}
  */
 export const carriesCredentials = (url: URL) => url.username !== '' || url.password !== '';
 
-/** Said for every refused address; the hint is for the usual mistake, a receiver on the developer's machine. */
+/** Said with every refused address, at creation and at delivery: the usual mistake is a receiver on the developer's machine. */
+const LOCAL_HINT = 'for a receiver on your own machine in development, see docs/WEBHOOKS.md#local-development: WEBHOOK_ALLOW_PRIVATE_TARGETS=true';
+
 const notPublic = (host: string) =>
-  `The URL's host ${host} is or resolves to an address webhooks are not sent to (loopback, private, link-local, documentation or other reserved ranges); ` +
-  'for a receiver on your own machine in development, see docs/WEBHOOKS.md#local-development: WEBHOOK_ALLOW_PRIVATE_TARGETS=true.';
+  `The URL's host ${host} is or resolves to an address webhooks are not sent to (loopback, private, link-local, documentation or other reserved ranges); ${LOCAL_HINT}.`;
 
 /** The URL's host without IPv6 brackets. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -45,6 +46,9 @@ export async function checkTargetUrl(text: string, allowPrivate: boolean): Promi
   if (!addresses.every(isAllowedAddress)) throw new TargetNotAllowed(notPublic(url.hostname));
 }
 
+/** Why a delivery was refused for its address (its delivery log's `error`). */
+export const addressNotAllowed = (what: string) => `address not allowed: ${what} (not a public address; ${LOCAL_HINT})`;
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
 /**
@@ -57,7 +61,7 @@ export function checkedLookup(hostname: string, options: dns.LookupOptions, call
     if (err) return callback(err, '');
     const allowed = found.filter((a) => isAllowedAddress(a.address));
     if (allowed.length === 0) {
-      const refused = Object.assign(new Error(`address not allowed: ${hostname} resolves to ${found.map((a) => a.address).join(', ')}`), { code: 'EADDRNOTALLOWED' });
+      const refused = Object.assign(new Error(addressNotAllowed(`${hostname} resolves to ${found.map((a) => a.address).join(', ')}`)), { code: 'EADDRNOTALLOWED' });
       return callback(refused, '');
     }
     if (options.all) return callback(null, allowed);
