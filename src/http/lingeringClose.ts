@@ -27,6 +27,8 @@ function linger(req: IncomingMessage, answer: ServerResponse, readUpTo: number):
   const done = () => {
     clearTimeout(timer);
     lingering.delete(socket);
+    // A keep-alive connection lingers once per early answer: its listener goes with each.
+    socket.off('close', done);
   };
   const stopped = () => read > readUpTo;
   // Read from now on: a request nobody reads when its answer is sent has its body dropped by Node out of sight, uncounted.
@@ -37,7 +39,7 @@ function linger(req: IncomingMessage, answer: ServerResponse, readUpTo: number):
     if (answered) socket.end();
   });
   req.once('end', done);
-  socket.once('close', done);
+  socket.on('close', done);
   answer.once('finish', () => {
     answered = true;
     if (!lingering.has(socket)) return;
