@@ -27,13 +27,13 @@ export const KEY_CACHE_TTL_MS = 1_000;
 /** A recurring fault (an outage, refused connections) writes at most one log line per this long, with the count since the last. */
 export const FAULT_LOG_INTERVAL_MS = 10_000;
 /**
- * After an error answer to an authenticated request whose body is still arriving, the rest is
- * read and dropped for at most this long and this much before the connection closes (nginx's
- * lingering close: closing at once can reset the connection before the client has read the
- * answer; errors/lingeringClose.ts). An unauthenticated request gets no reading at all.
+ * After an error answer to an authenticated request whose body is still arriving, the
+ * connection stays open this long before it closes, so the client can read the answer (nginx's
+ * lingering close: closing at once can reset the connection first; errors/lingeringClose.ts).
+ * At most BODY_LIMIT of the rest is read meanwhile, none of a body declared over the limit, and
+ * none of an unauthenticated request's.
  */
 export const LINGER_MS = 2_000;
-export const LINGER_BYTES = 4 * 1024 * 1024;
 
 /** Webhook endpoints one account may have (409 too_many_webhook_endpoints beyond). */
 export const MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT = 16;

@@ -1,5 +1,5 @@
-import { PgBoss, type ConstructorOptions, type Job, type JobAttempt } from 'pg-boss';
-import type pg from 'pg';
+import pg from 'pg';
+import { PgBoss, type ConstructorOptions, type Db, type Job, type JobAttempt } from 'pg-boss';
 import { withTransaction } from '../db/transaction.js';
 import type { Settling } from './fairWorkers.js';
 
@@ -21,20 +21,51 @@ export async function startQueue(
   connection: pg.PoolConfig,
   opts: { onError: (err: Error) => void; clock?: ConstructorOptions['clock'] },
 ): Promise<PgBoss> {
+  const pool = { max: 4, application_name: 'animal-store-jobs' };
+  const clocked = opts.clock && sessionPool({ ...connection, ...pool }, opts.onError);
   const boss = new PgBoss({
     ...(connection as Record<string, string>),
-    max: 4,
-    application_name: 'animal-store-jobs',
+    ...pool,
     schedule: true,
     // No pg-boss spans: the workers' polling (fairWorkers.ts, ten looks a second) would be a trace each; a job's insert is traced under its request by instrumentation-pg.
     openTelemetry: { enabled: false },
-    ...(opts.clock && { clock: opts.clock }),
+    ...(clocked && { clock: opts.clock, db: clocked.db }),
   });
   // pg-boss reports a failed background pass (a lost connection, an outage) as an event; unhandled, it would end the process.
   boss.on('error', opts.onError);
+  if (clocked) boss.once('stopped', () => void clocked.pool.end().catch(opts.onError));
   await boss.start();
   // Each queue is created by what owns its jobs: the delivery queue by webhooks/ (webhooks/queue.ts), a sweep's by its schedule (schedules.ts).
   return boss;
+}
+
+/**
+ * pg-boss's `db` when a TestClock drives it: a pool whose session statements (the clock's opt-in)
+ * run in pg-pool's `onConnect`, awaited before a new connection is handed out. pg-boss's own pool
+ * queues them from its 'connect' event, so the checkout's first statement was sent to a client
+ * still running them (pg 8's "already executing a query" deprecation; an error in pg 9).
+ */
+function sessionPool(config: pg.PoolConfig, onError: (err: Error) => void): { pool: pg.Pool; db: Db } {
+  let statements: string[] = [];
+  const pool = new pg.Pool({
+    ...config,
+    onConnect: async (client: pg.ClientBase) => {
+      for (const statement of statements) await client.query(statement);
+    },
+  });
+  // An idle connection's error (the server ending it), as pg-boss's own pool reports it.
+  pool.on('error', onError);
+  const db: Db = {
+    executeSql: (text, values) => pool.query(text, values as unknown[]),
+    // pg-boss sets them before its first statement and clears them at stop; connections already open
+    // would miss a set given later, so that is refused rather than applied to some sessions only.
+    async setSessionStatements(next) {
+      if (next.length > 0 && pool.totalCount > 0) throw new Error('session statements must be set before the pool opens a connection');
+      statements = next;
+    },
+    poolCounts: () => ({ max: config.max ?? 10, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
+  return { pool, db };
 }
 
 /**

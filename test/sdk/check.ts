@@ -8,7 +8,6 @@ import path from 'node:path';
 import { createKey } from '../helpers/apiKeys.js';
 import { remember, runCommand } from '../helpers/cleanup.js';
 import { parseCommandLine } from '../../scripts/lib/cli.js';
-import { createDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
@@ -17,11 +16,11 @@ import { startHookReceiver } from './receiver.js';
 const USAGE = `Usage: npm run sdk:check [-- --language <name>]
 
 Generates clients from openapi.yaml (openapi-fetch for TypeScript; Redocly's generator for
-Python, Go, Java and PHP) into a temporary folder, starts a fresh server (a database of its own
-on DATABASE_URL's Postgres server, else an embedded store) and a webhook receiver on 127.0.0.1,
+Python, Go, Java and PHP) into a temporary folder, starts a fresh server on an embedded store of
+its own (never DATABASE_URL's Postgres server) and a webhook receiver on 127.0.0.1,
 drives each client through the same scenario and prints one table; exits 1 if any cell fails.
-Toolchains: sh test/sdk/install-toolchains.sh (as root). Its server, receiver, database and
-folder are removed at the end, on failure and on Ctrl-C.
+Toolchains: sh test/sdk/install-toolchains.sh (as root). Its server, receiver and folder (with
+the store) are removed at the end, on failure and on Ctrl-C.
   --language  only this one (TypeScript, Python, Go, Java or PHP)
 See docs/SDKS.md.`;
 const { values: args } = parseCommandLine(USAGE, { options: { language: { type: 'string' } } });
@@ -203,14 +202,15 @@ function printTable(rows: string[][]) {
   console.log([line(HEADINGS), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n'));
 }
 
-// The server, its database and the folder are undone at the end, on failure and on Ctrl-C (lib/cleanup.ts).
+// The server (its embedded store with it), the receiver and the folder are undone at the end, on failure and on Ctrl-C (helpers/cleanup.ts).
 await runCommand(async () => {
   const started = Date.now();
   const tmp = await scratchDir('sdk-check-');
-  const adminUrl = process.env.DATABASE_URL;
-  const storeEnv: Record<string, string> = adminUrl
-    ? { DATABASE_URL: await createDatabase(adminUrl, `sdk_check_${process.pid}`) }
-    : { DATA_DIR: path.join(tmp, 'data') };
+  // A Postgres server of its own (the embedded store), never DATABASE_URL's: an event is listed
+  // only once every write transaction open on the server before it has ended, so a shared
+  // server's other clients (another test run holding one open) could hold the events step back
+  // past any bound the drivers wait.
+  const storeEnv = { DATA_DIR: path.join(tmp, 'data') };
   // Webhooks go to a receiver on 127.0.0.1, which only WEBHOOK_ALLOW_PRIVATE_TARGETS permits.
   const receiver = await startHookReceiver();
   remember('sdk-check-receiver', 'the webhook receiver', receiver.close);
