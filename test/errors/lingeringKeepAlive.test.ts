@@ -47,5 +47,7 @@ it('leaves no listener behind on a keep-alive connection: 12 early answers, each
   socket.write(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nConnection: close\r\n\r\n`);
   await new Promise((resolve) => socket.once('close', resolve));
   expect(text.match(/HTTP\/1\.1 \d{3}/g)).toEqual([...Array(12).fill('HTTP/1.1 415'), 'HTTP/1.1 200']);
-  expect(new Set(listeners).size).toBe(1);
+  // No growth: a leak adds one per request (11 more by the 12th). A count may differ by one where it is
+  // taken while the previous body's end is still on its way (seen once at load 8).
+  expect(Math.max(...listeners) - Math.min(...listeners), `close listeners per request: ${listeners}`).toBeLessThanOrEqual(1);
 });
