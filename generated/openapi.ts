@@ -1062,6 +1062,7 @@ export interface components {
          */
         RollApiKey: {
             /**
+             * Format: int32
              * @description Seconds the old key keeps working (0 to 604800, one day by default).
              * @default 86400
              * @example 3600
@@ -2425,7 +2426,8 @@ export interface components {
          * @description Opaque position in the list: the `cursor` query parameter of the URL in the
          *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
          *     is). Omit it for the first page. A cursor that was not produced by the service
-         *     gets `400` with the code `invalid_cursor`.
+         *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+         *     base64url, as every cursor the service makes is).
          */
         Cursor: string;
         /**
@@ -2452,11 +2454,13 @@ export interface components {
          * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
          *     any current state): the change is made only if the animal still has it,
          *     else `412`. Recommended: without it, a change overwrites whatever is there.
+         *     Visible ASCII, with spaces or tabs only between the tags of a list.
          */
         IfMatch: string;
         /**
          * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
          *     current one is among them, the answer is `304 Not Modified` with no body.
+         *     Visible ASCII, with spaces or tabs only between the tags of a list.
          */
         IfNoneMatch: string;
         /**
@@ -2581,7 +2585,8 @@ export interface operations {
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
                  *     is). Omit it for the first page. A cursor that was not produced by the service
-                 *     gets `400` with the code `invalid_cursor`.
+                 *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+                 *     base64url, as every cursor the service makes is).
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -2589,6 +2594,7 @@ export interface operations {
                 /**
                  * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
                  *     current one is among them, the answer is `304 Not Modified` with no body.
+                 *     Visible ASCII, with spaces or tabs only between the tags of a list.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2706,6 +2712,7 @@ export interface operations {
                 /**
                  * @description `ETag`s you already hold, such as `"3"` (RFC 9110 §13.1.2): when the
                  *     current one is among them, the answer is `304 Not Modified` with no body.
+                 *     Visible ASCII, with spaces or tabs only between the tags of a list.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2940,6 +2947,7 @@ export interface operations {
                  * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
                  *     any current state): the change is made only if the animal still has it,
                  *     else `412`. Recommended: without it, a change overwrites whatever is there.
+                 *     Visible ASCII, with spaces or tabs only between the tags of a list.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -3001,6 +3009,7 @@ export interface operations {
                  * @description The `ETag` of the animal as you last read it, such as `"3"` (or `*` for
                  *     any current state): the change is made only if the animal still has it,
                  *     else `412`. Recommended: without it, a change overwrites whatever is there.
+                 *     Visible ASCII, with spaces or tabs only between the tags of a list.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -3075,7 +3084,8 @@ export interface operations {
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
                  *     is). Omit it for the first page. A cursor that was not produced by the service
-                 *     gets `400` with the code `invalid_cursor`.
+                 *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+                 *     base64url, as every cursor the service makes is).
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3294,7 +3304,8 @@ export interface operations {
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
                  *     is). Omit it for the first page. A cursor that was not produced by the service
-                 *     gets `400` with the code `invalid_cursor`.
+                 *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+                 *     base64url, as every cursor the service makes is).
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3438,7 +3449,8 @@ export interface operations {
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
                  *     is). Omit it for the first page. A cursor that was not produced by the service
-                 *     gets `400` with the code `invalid_cursor`.
+                 *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+                 *     base64url, as every cursor the service makes is).
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3561,7 +3573,8 @@ export interface operations {
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
                  *     is). Omit it for the first page. A cursor that was not produced by the service
-                 *     gets `400` with the code `invalid_cursor`.
+                 *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+                 *     base64url, as every cursor the service makes is).
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3795,7 +3808,8 @@ export interface operations {
                  * @description Opaque position in the list: the `cursor` query parameter of the URL in the
                  *     `Link: <...>; rel="next"` header of the previous page (or follow that URL as it
                  *     is). Omit it for the first page. A cursor that was not produced by the service
-                 *     gets `400` with the code `invalid_cursor`.
+                 *     gets `400` with the code `invalid_cursor` (`validation_failed` when it is not
+                 *     base64url, as every cursor the service makes is).
                  */
                 cursor?: components["parameters"]["Cursor"];
             };

@@ -89,7 +89,10 @@ function describe(error: ErrorObject, dataVar: string): string {
     case 'enum':
       return `${at} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
     case 'pattern':
-      return `${at} must contain a visible character and no control characters`;
+      // The text patterns (names, descriptions) refuse controls; any other (a cursor, a date-time, an ETag list) is named as it is.
+      return String(params.pattern).startsWith('^[^\\x00-\\x1F')
+        ? `${at} must contain a visible character and no control characters`
+        : `${at} must match pattern "${String(params.pattern)}"`;
     default:
       return `${at} ${error.message ?? 'is invalid'}`;
   }

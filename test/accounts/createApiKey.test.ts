@@ -55,6 +55,13 @@ describe('createApiKey', () => {
     expect((await keyFrom(server, data!).api.GET('/pets')).response.status).toBe(200);
   });
 
+  // openapi.yaml's pattern for expiresAt takes what the server read before it had one.
+  it.each(['2099-01-01 02:00:00+02:00', '2099-01-01t02:00:00+0200', '2099-01-01T00:00:00.123456789z'])('takes the RFC 3339 variant %s', async (expiresAt) => {
+    const account = await newAccount(server);
+    const { response } = await account.first.api.POST('/account/api-keys', { body: { name: 'temp', expiresAt } });
+    expect(response.status).toBe(201);
+  });
+
   it('gives a key made without scopes exactly the scopes of the key that made it', async () => {
     const account = await newAccount(server);
     const everything = await account.first.api.POST('/account/api-keys', { body: { name: 'all' } });
@@ -88,6 +95,8 @@ describe('createApiKey', () => {
   it.each([
     ['an expiresAt in the past', { name: 'old', expiresAt: new Date(Date.now() - 3_600_000).toISOString() }],
     ['an expiresAt that is no date-time', { name: 'old', expiresAt: 'tomorrow' }],
+    ['an expiresAt with a tab for its T', { name: 'old', expiresAt: '2099-01-01\t00:00:00Z' }],
+    ['an expiresAt whose offset has no minutes', { name: 'old', expiresAt: '2099-01-01T00:00:00+01' }],
     // A valid date-time (any number of fraction digits) but over openapi.yaml's maxLength of 64.
     ['an expiresAt of 65 characters', { name: 'long', expiresAt: `2999-01-01T00:00:00.${'0'.repeat(44)}Z` }],
     ['an unknown property', { name: 'x', admin: true }],

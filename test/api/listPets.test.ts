@@ -79,6 +79,8 @@ describe('GET /v1/pets', () => {
     ['limit=abc', /querystring\/limit must be integer/],
     ['limit=5&limit=6', /querystring\/limit must be integer/],
     ['status=adopted', /querystring\/status must be one of: available, pending, sold/],
+    // Every cursor the service makes is base64url (openapi.yaml's pattern).
+    ['cursor=%25%25%25', /querystring\/cursor must match pattern/],
   ])('rejects %s with 400 (raw: a typed client cannot send most of these)', async (query, message) => {
     const res = await server.request(`/v1/pets?${query}`);
     expect(res.status).toBe(400);
@@ -86,7 +88,7 @@ describe('GET /v1/pets', () => {
     expect(res.body.message).toMatch(message);
   });
 
-  it.each(['nonsense', Buffer.from('v2:10').toString('base64url'), Buffer.from('v1:-4').toString('base64url'), '%%%'])(
+  it.each(['nonsense', Buffer.from('v2:10').toString('base64url'), Buffer.from('v1:-4').toString('base64url')])(
     'rejects cursor %s with 400 invalid_cursor',
     async (cursor) => {
       const res = await server.request(`/v1/pets?cursor=${encodeURIComponent(cursor)}`);

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import type { components } from '../../generated/openapi.js';
@@ -109,18 +110,28 @@ describe('openapi.yaml declares the headers where the service sends them', () =>
   });
 });
 
-/** Every string schema under `schema` (through $ref, properties, items and compositions), with where it is. */
-function strings(schema: any, where: string, found: [string, any][] = [], seen = new Set<string>()): [string, any][] {
+/** Every schema of `type` under `schema` (through $ref, properties, items and compositions), with where it is. */
+function strings(schema: any, where: string, found: [string, any][] = [], seen = new Set<string>(), type = 'string'): [string, any][] {
   if (schema?.$ref) {
     if (seen.has(schema.$ref)) return found;
-    return strings(at(schema.$ref), where, found, new Set(seen).add(schema.$ref));
+    return strings(at(schema.$ref), where, found, new Set(seen).add(schema.$ref), type);
   }
   if (!schema) return found;
-  if (schema.type === 'string') found.push([where, schema]);
-  for (const [name, property] of Object.entries<any>(schema.properties ?? {})) strings(property, `${where}.${name}`, found, seen);
-  if (schema.items) strings(schema.items, `${where}[]`, found, seen);
-  for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) strings(part, where, found, seen);
+  if (schema.type === type) found.push([where, schema]);
+  for (const [name, property] of Object.entries<any>(schema.properties ?? {})) strings(property, `${where}.${name}`, found, seen, type);
+  if (schema.items) strings(schema.items, `${where}[]`, found, seen, type);
+  for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) strings(part, where, found, seen, type);
   return found;
+}
+
+/** Every schema of `type` in the requests (parameters and bodies) of every operation, as `operationId where`. */
+function inRequests(type: string): [string, any][] {
+  return operations.flatMap((op) => {
+    const found: [string, any][] = [];
+    for (const param of (op.parameters ?? []).map(resolve)) strings(param.schema, `${param.in} ${param.name}`, found, new Set(), type);
+    for (const [mediaType, content] of Object.entries<any>(resolve(op.requestBody)?.content ?? {})) strings(content.schema, `body (${mediaType})`, found, new Set(), type);
+    return found.map(([where, schema]): [string, any] => [`${op.operationId} ${where}`, schema]);
+  });
 }
 
 describe('openapi.yaml bounds what generators and validators read', () => {
@@ -137,6 +148,30 @@ describe('openapi.yaml bounds what generators and validators read', () => {
     // Names, URLs, descriptions, cursors, Idempotency-Key, If-Match, If-None-Match and more: a walk that finds few is broken.
     expect(checked).toBeGreaterThan(30);
     expect(unbounded).toEqual([]);
+  });
+
+  it('gives every request string that is no enum a pattern, and that pattern refuses C0 and C1 controls', () => {
+    const found = inRequests('string').filter(([, s]) => !s.enum);
+    expect(found.length).toBeGreaterThan(20);
+    expect(found.filter(([, s]) => s.pattern === undefined).map(([where]) => where)).toEqual([]);
+    // Values each pattern takes (fast-check draws them from it), with a control character put inside, no longer match.
+    const leaky = found.filter(([, s]) => {
+      const pattern = new RegExp(s.pattern, 'u');
+      const samples = fc.sample(fc.stringMatching(pattern).filter((v) => [...v].length >= 2), { numRuns: 20, seed: 7 });
+      return samples.some((v) => ['\x00', '\n', '\x1f', '\x7f', '\x85', '\x9f', '\u202e'].some((c) => pattern.test([...v].toSpliced(1, 0, c).join(''))));
+    });
+    expect(leaky.map(([where]) => where)).toEqual([]);
+  });
+
+  it('gives every request integer a format', () => {
+    const found = inRequests('integer');
+    expect(found.length).toBeGreaterThan(5);
+    expect(found.filter(([, s]) => s.format === undefined).map(([where]) => where)).toEqual([]);
+  });
+
+  it('bounds ScopeList by the number of scopes, each at most once', () => {
+    const { ScopeList, Scope } = full.components.schemas;
+    expect([ScopeList.uniqueItems, ScopeList.maxItems]).toEqual([true, Scope.enum.length]);
   });
 
   it("gives every list's 200 array a maxItems equal to limit's maximum", () => {

@@ -199,7 +199,9 @@ export const invalidListQuery: fc.Arbitrary<{ query: Record<string, string>; why
   brokenText(limitParam).map(({ text, why }) => ({ query: { limit: text }, why: `limit: ${why}` })),
   brokenText(statusParam).map(({ text, why }) => ({ query: { status: text }, why: `status: ${why}` })),
   fc.constantFrom('', 'x'.repeat(201)).map((cursor) => ({ query: { cursor }, why: 'cursor length' })),
-  fc.string({ minLength: 1, maxLength: 40 }).map((cursor) => ({ query: { cursor }, why: 'cursor not made by the service' })),
+  // base64url as the document's pattern, but not made by the service.
+  fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/).map((cursor) => ({ query: { cursor }, why: 'cursor not made by the service' })),
+  fc.string({ minLength: 1, maxLength: 40 }).filter((cursor) => !/^[A-Za-z0-9_-]+$/.test(cursor)).map((cursor) => ({ query: { cursor }, why: 'cursor not base64url' })),
 );
 
 /** A path segment that is not a pet id (an empty segment or a slash would be another route). */

@@ -11,6 +11,7 @@ import { parseCommandLine } from '../../scripts/lib/cli.js';
 import { startServer } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
+import { loadDocument, operationsById } from '../../src/openapi/document.js';
 import { startHookReceiver } from './receiver.js';
 
 const USAGE = `Usage: npm run sdk:check [-- --language <name>]
@@ -35,10 +36,24 @@ const HEADINGS = [
   'typed errors',
   'orders (experimental)',
   'order errors',
-  'account keys (experimental)',
+  'account keys',
   'update/delete/ETags',
-  'events/webhooks (experimental)',
+  'events, webhooks',
 ];
+
+/**
+ * What each driver expects in API-Stability from the operations it checks it on, as openapi.yaml
+ * marks them (its `x-badges`: `experimental`, `beta`; none: `stable`, which sends no header).
+ */
+const STABILITY_CHECKED = ['getAccount', 'listEvents', 'createWebhookEndpoint'];
+const byId = operationsById(loadDocument());
+const stabilityEnv = Object.fromEntries(
+  STABILITY_CHECKED.map((id) => {
+    const badge = byId.get(id)?.operation['x-badges']?.[0]?.name;
+    if (!byId.has(id)) throw new Error(`openapi.yaml has no operation ${id}`);
+    return [`SDK_STABILITY_${id.toUpperCase()}`, badge ? badge.toLowerCase() : 'stable'];
+  }),
+);
 const sdkDir = path.join(projectRoot, 'test', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');
 const openapiTypescript = path.join(projectRoot, 'node_modules', '.bin', 'openapi-typescript');
@@ -236,6 +251,7 @@ await runCommand(async () => {
       SDK_PREFIX: `sdk-${name}-${process.pid}`,
       SDK_HOOK_URL: `${receiver.baseUrl}/hook/${name}`,
       SDK_RECEIVED_URL: `${receiver.baseUrl}/received/${name}/`,
+      ...stabilityEnv,
     };
     const cells = driver ? await drive(driver, env) : STEPS.map(() => stepCell!);
     rows.push([lang.name, ...[warningCell, ...cells].map((cell) => cell.text)]);

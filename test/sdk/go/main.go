@@ -36,6 +36,18 @@ var (
 	strongEtag = regexp.MustCompile(`^"[^"]*"$`)
 )
 
+// stability is the API-Stability of the last response ("stable": none), which must be what openapi.yaml marks (SDK_STABILITY_*).
+func stability(operation string) (string, error) {
+	got, want := last.Header.Get("API-Stability"), os.Getenv("SDK_STABILITY_"+strings.ToUpper(operation))
+	if got == "" {
+		got = "stable"
+	}
+	if got != want {
+		return "", fmt.Errorf("%s API-Stability: %s, openapi.yaml marks it %s", operation, got, want)
+	}
+	return operation + " " + got, nil
+}
+
 // remember keeps the response and a copy of its body, handing the client an unread body.
 func remember(resp *http.Response) {
 	last = resp
@@ -117,6 +129,11 @@ func webhooks(api *client.Client) (string, error) {
 	if last.StatusCode != 201 {
 		return "", fmt.Errorf("createWebhookEndpoint: %d", last.StatusCode)
 	}
+	endpointStability, err := stability("createWebhookEndpoint")
+	if err != nil {
+		return "", err
+	}
+	eventsStability := ""
 	if !strings.HasPrefix(endpoint.Secret, "whsec_") || endpoint.Status != client.WebhookEndpointStatusEnabled {
 		return "", fmt.Errorf("createWebhookEndpoint: secret %.6s..., status %s", endpoint.Secret, endpoint.Status)
 	}
@@ -155,6 +172,9 @@ func webhooks(api *client.Client) (string, error) {
 				return false
 			}
 			pages++
+			if eventsStability, failure = stability("listEvents"); failure != nil {
+				return false
+			}
 			for _, event := range page {
 				if id := objectId(event.Data); event.Type_ == client.EventTypePetCreated && pets[id] {
 					found[id] = event.Id
@@ -226,7 +246,7 @@ func webhooks(api *client.Client) (string, error) {
 	for status := range statuses {
 		codes = append(codes, strconv.FormatInt(status, 10))
 	}
-	return fmt.Sprintf("201 whsec_; 3 pet.created in %d pages of 1; 3 delivered %s; v1 signature verified", pages, strings.Join(codes, ",")), nil
+	return fmt.Sprintf("%s, %s; 201 whsec_; 3 pet.created in %d pages of 1; 3 delivered %s; v1 signature verified", endpointStability, eventsStability, pages, strings.Join(codes, ",")), nil
 }
 
 func main() {
@@ -423,6 +443,10 @@ func main() {
 		if account.Id <= 0 {
 			return "", fmt.Errorf("getAccount: %+v", account)
 		}
+		accountStability, err := stability("getAccount")
+		if err != nil {
+			return "", err
+		}
 		scopes := client.ScopeList{client.ScopePetsRead}
 		made, err := api.CreateApiKey(ctx, client.NewApiKey{Name: prefix + "-reader", Scopes: &scopes})
 		if err != nil {
@@ -512,7 +536,7 @@ func main() {
 		if gap := ends.Sub(rolledAt).Seconds(); gap < 59 || gap > 61 {
 			return "", fmt.Errorf("old key expires %.3f s after the roll", gap)
 		}
-		return fmt.Sprintf("ask_ key 201, createPet 403 %s, listPets 200, roll 201 (60 s), listed", scopePattern.FindString(challenge)), nil
+		return fmt.Sprintf("%s; ask_ key 201, createPet 403 %s, listPets 200, roll 201 (60 s), listed", accountStability, scopePattern.FindString(challenge)), nil
 	})
 	step("lifecycle", func() (string, error) {
 		made, madeHeaders, err := api.CreatePetWithHeaders(ctx, client.NewPet{Name: prefix + "-life", CategoryId: 3})

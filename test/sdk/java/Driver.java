@@ -133,6 +133,14 @@ public class Driver {
         }
     }
 
+    /** The API-Stability of the last response ("stable": none), which must be what openapi.yaml marks (SDK_STABILITY_*). */
+    static String stability(String operation) {
+        String got = last.headers().firstValue("API-Stability").orElse("stable");
+        String want = System.getenv("SDK_STABILITY_" + operation.toUpperCase());
+        check(got.equals(want), operation + " API-Stability: " + got + ", openapi.yaml marks it " + want);
+        return operation + " " + got;
+    }
+
     static void check(boolean condition, String message) {
         if (!condition) throw new IllegalStateException(message);
     }
@@ -165,6 +173,8 @@ public class Driver {
     static String webhooks(Client api) throws Exception {
         var made = api.createWebhookEndpointWithHeaders(new Client.NewWebhookEndpoint(System.getenv("SDK_HOOK_URL"), List.of("pet.created"), PREFIX + " sdk:check"));
         check(made.status() == 201, "createWebhookEndpoint: " + made.status());
+        String endpointStability = stability("createWebhookEndpoint");
+        String eventsStability = "";
         var endpoint = made.data();
         check(endpoint.secret().startsWith("whsec_") && endpoint.status() == Client.WebhookEndpointStatus.ENABLED,
             "createWebhookEndpoint: secret " + endpoint.secret().substring(0, 6) + "..., status " + endpoint.status());
@@ -180,6 +190,7 @@ public class Driver {
             pages = 0;
             for (var page : api.listEventsPages(new Client.ListEventsParams().limit(1L))) {
                 pages++;
+                eventsStability = stability("listEvents");
                 for (var event : page) {
                     long id = objectId(event.data2());
                     if (event.type() == Client.EventType.PET_CREATED && pets.contains(id)) found.put(id, event.id());
@@ -206,7 +217,7 @@ public class Driver {
         var sent = Client.Event.fromJson(Client.Json.parse((String) hook.get("body")));
         check(sent.id().equals(eventId) && sent.type() == Client.EventType.PET_CREATED && objectId(sent.data2()) == pets.get(0), "the body sent: " + hook.get("body"));
         String statuses = String.join(",", new java.util.TreeSet<>(delivered.values()).stream().map(String::valueOf).toList());
-        return "201 whsec_; 3 pet.created in " + pages + " pages of 1; 3 delivered " + statuses + "; v1 signature verified";
+        return endpointStability + ", " + eventsStability + "; 201 whsec_; 3 pet.created in " + pages + " pages of 1; 3 delivered " + statuses + "; v1 signature verified";
     }
 
     public static void main(String[] args) {
@@ -298,6 +309,7 @@ public class Driver {
         step("keys", () -> {
             var account = api.getAccount();
             check(account.id() > 0, "getAccount: " + account);
+            String accountStability = stability("getAccount");
             var made = api.createApiKeyWithHeaders(new Client.NewApiKey(PREFIX + "-reader", List.of(Client.Scope.PETS_READ), null));
             check(made.status() == 201, "createApiKey: " + made.status());
             var key = made.data();
@@ -331,7 +343,7 @@ public class Driver {
             check(Math.abs(overlap - 60_000) <= 1000, "old key expires " + overlap + " ms after the roll");
             Matcher scope = Pattern.compile("scope=\"[^\"]*\"").matcher(challenge);
             check(scope.find(), "WWW-Authenticate: " + challenge);
-            return "ask_ key 201, createPet 403 " + scope.group() + ", listPets 200, roll 201 (60 s), listed";
+            return accountStability + "; ask_ key 201, createPet 403 " + scope.group() + ", listPets 200, roll 201 (60 s), listed";
         });
             step("lifecycle", () -> {
             var made = api.createPetWithHeaders(new Client.NewPet(PREFIX + "-life", 3L, null));

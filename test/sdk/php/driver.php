@@ -49,6 +49,15 @@ function step(string $name, callable $run): void
     }
 }
 
+/** The API-Stability of the last response ('stable': none), which must be what openapi.yaml marks (SDK_STABILITY_*). */
+function stability(string $operation): string
+{
+    $got = $GLOBALS['last']['headers']['api-stability'] ?? 'stable';
+    $want = getenv('SDK_STABILITY_' . strtoupper($operation));
+    check($got === $want, "$operation API-Stability: $got, openapi.yaml marks it $want");
+    return "$operation $got";
+}
+
 function check(bool $condition, string $message): void
 {
     if (!$condition) {
@@ -167,6 +176,7 @@ const SECRET = '/^ask_[0-9A-Za-z]{36}$/';
 step('keys', function () use ($api, $prefix): string {
     $account = $api->getAccount();
     check($account->id > 0, "getAccount: {$account->id}");
+    $accountStability = stability('getAccount');
     $made = $api->createApiKeyWithHeaders(new NewApiKey(name: "$prefix-reader", scopes: [Scope::PetsRead]));
     check($made->status === 201, "createApiKey: {$made->status}");
     $key = $made->data;
@@ -198,7 +208,7 @@ step('keys', function () use ($api, $prefix): string {
     $overlap = (float) (new DateTimeImmutable($old['expiresAt']))->format('U.u') - (float) (new DateTimeImmutable($rolled->createdAt))->format('U.u');
     check(abs($overlap - 60) <= 1, "old key expires $overlap s after the roll");
     preg_match('/scope="[^"]*"/', $challenge, $scope);
-    return "ask_ key 201, createPet 403 {$scope[0]}, listPets 200, roll 201 (60 s), listed";
+    return "$accountStability; ask_ key 201, createPet 403 {$scope[0]}, listPets 200, roll 201 (60 s), listed";
 });
 
 // A strong entity tag (RFC 9110 §8.8.3): a quoted string with no W/ prefix.
@@ -261,6 +271,8 @@ function signature(string $secret, string $content): string
 step('webhooks', function () use ($api, $prefix): string {
     $made = $api->createWebhookEndpointWithHeaders(new NewWebhookEndpoint(url: getenv('SDK_HOOK_URL'), eventTypes: ['pet.created'], description: "$prefix sdk:check"));
     check($made->status === 201, "createWebhookEndpoint: {$made->status}");
+    $endpointStability = stability('createWebhookEndpoint');
+    $eventsStability = '';
     $endpoint = $made->data;
     check(str_starts_with($endpoint->secret, 'whsec_') && $endpoint->status === WebhookEndpointStatus::Enabled,
         'createWebhookEndpoint: secret ' . substr($endpoint->secret, 0, 6) . "..., status {$endpoint->status->value}");
@@ -278,6 +290,7 @@ step('webhooks', function () use ($api, $prefix): string {
         $pages = 0;
         foreach ($api->listEventsPages(limit: 1) as $page) {
             $pages++;
+            $eventsStability = stability('listEvents');
             foreach ($page as $event) {
                 // data is untyped (mixed): the JSON object as an array, read by name.
                 $id = $event->data['object']['id'] ?? null;
@@ -311,5 +324,5 @@ step('webhooks', function () use ($api, $prefix): string {
     check($sent['id'] === $eventId && $sent['type'] === 'pet.created' && $sent['data']['object']['id'] === $pets[0], 'the body sent: ' . substr($hook['body'], 0, 80));
     $statuses = array_unique(array_values($delivered));
     sort($statuses);
-    return "201 whsec_; 3 pet.created in $pages pages of 1; 3 delivered " . implode(',', $statuses) . '; v1 signature verified';
+    return "$endpointStability, $eventsStability; 201 whsec_; 3 pet.created in $pages pages of 1; 3 delivered " . implode(',', $statuses) . '; v1 signature verified';
 });

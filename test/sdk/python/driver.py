@@ -38,6 +38,13 @@ def step(name, run):
         print(f"RESULT {name} fail {type(err).__name__}: {' '.join(str(err).split())}", flush=True)
 
 
+def stability(operation, response):
+    """The API-Stability the response carries ("stable": none), which must be what openapi.yaml marks (SDK_STABILITY_*)."""
+    got, want = response.headers.get("API-Stability", "stable"), os.environ["SDK_STABILITY_" + operation.upper()]
+    check(got == want, f"{operation} API-Stability: {got}, openapi.yaml marks it {want}")
+    return f"{operation} {got}"
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)
@@ -161,6 +168,7 @@ SECRET = re.compile(r"^ask_[0-9A-Za-z]{36}$")
 def keys():
     account = api.get_account()
     check(account.id > 0, f"getAccount: {account}")
+    account_stability = stability("getAccount", last["response"])
     made = api.create_api_key_with_headers(sdk.NewApiKey(name=f"{prefix}-reader", scopes=[sdk.Scope.PETS_READ]))
     check(made.response.status_code == 201, f"createApiKey: {made.response.status_code}")
     check(SECRET.match(made.data.secret), f"createApiKey secret is not an ask_ key (prefix {made.data.prefix})")
@@ -189,7 +197,7 @@ def keys():
     overlap = (datetime.fromisoformat(old["expiresAt"]) - datetime.fromisoformat(rolled.data.created_at)).total_seconds()
     check(abs(overlap - 60) <= 1, f"old key expires {overlap} s after the roll")
     scope = re.search(r'scope="[^"]*"', challenge).group(0)
-    return f"ask_ key 201, createPet 403 {scope}, listPets 200, roll 201 (60 s), listed"
+    return f"{account_stability}; ask_ key 201, createPet 403 {scope}, listPets 200, roll 201 (60 s), listed"
 
 
 hook_url, received_url = os.environ["SDK_HOOK_URL"], os.environ["SDK_RECEIVED_URL"]
@@ -206,6 +214,7 @@ def webhooks():
         sdk.NewWebhookEndpoint(url=hook_url, event_types=["pet.created"], description=f"{prefix} sdk:check"))
     check(made.response.status_code == 201, f"createWebhookEndpoint: {made.response.status_code}")
     endpoint = made.data
+    endpoint_stability = stability("createWebhookEndpoint", made.response)
     check(endpoint.secret.startswith("whsec_") and endpoint.status == sdk.WebhookEndpointStatus.ENABLED,
           f"createWebhookEndpoint: secret {endpoint.secret[:6]}..., status {endpoint.status}")
     pets = [api.create_pet(sdk.NewPet(name=f"{prefix}-hook-{i}", category_id=1)).id for i in range(3)]
@@ -225,6 +234,7 @@ def webhooks():
             if len(found) == len(pets):
                 break
         if len(found) == len(pets):
+            events_stability = stability("listEvents", last["response"])
             break
         check(time.monotonic() < deadline, f"listEvents: {len(found)} of {len(pets)} pet.created events over {pages} pages")
         time.sleep(2)
@@ -248,7 +258,8 @@ def webhooks():
     check(sent["id"] == event_id and sent["type"] == "pet.created" and sent["data"]["object"]["id"] == pets[0],
           f"the body sent: {hook['body'][:80]}")
     statuses = ",".join(str(s) for s in sorted(set(delivered.values())))
-    return f"201 whsec_; 3 pet.created in {pages} pages of 1; 3 delivered {statuses}; v1 signature verified"
+    return (f"{endpoint_stability}, {events_stability}; 201 whsec_; 3 pet.created in {pages} pages of 1; "
+            f"3 delivered {statuses}; v1 signature verified")
 
 
 step("conflicts", conflicts)

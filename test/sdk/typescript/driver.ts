@@ -28,6 +28,14 @@ async function step(name: string, run: () => Promise<string>) {
   }
 }
 
+/** The API-Stability a response carries (`stable`: none), which must be what openapi.yaml marks (SDK_STABILITY_*). */
+function stability(operation: string, response: Response): string {
+  const got = response.headers.get('API-Stability') ?? 'stable';
+  const want = process.env[`SDK_STABILITY_${operation.toUpperCase()}`];
+  check(got === want, `${operation} API-Stability: ${got}, openapi.yaml marks it ${want}`);
+  return `${operation} ${got}`;
+}
+
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
@@ -147,6 +155,7 @@ const SECRET = /^ask_[0-9A-Za-z]{36}$/;
 await step('keys', async () => {
   const account = await api.GET('/account', {});
   check(account.data && account.data.id > 0, `getAccount: ${account.response.status} ${account.error?.code}`);
+  const accountStability = stability('getAccount', account.response);
   const made = await api.POST('/account/api-keys', { body: { name: `${prefix}-reader`, scopes: ['pets:read'] } });
   check(made.response.status === 201 && made.data, `createApiKey: ${made.response.status} ${made.error?.code}`);
   check(SECRET.test(made.data.secret), `createApiKey secret is not an ask_ key (prefix ${made.data.prefix})`);
@@ -177,7 +186,7 @@ await step('keys', async () => {
   // The old key ends 60 s after the roll, to the second (both times are the server's).
   const overlap = (Date.parse(old.expiresAt) - Date.parse(rolled.data.createdAt)) / 1000;
   check(Math.abs(overlap - 60) <= 1, `old key expires ${overlap} s after the roll`);
-  return `ask_ key 201, createPet 403 ${challenge.match(/scope="[^"]*"/)![0]}, listPets 200, roll 201 (60 s), listed`;
+  return `${accountStability}; ask_ key 201, createPet 403 ${challenge.match(/scope="[^"]*"/)![0]}, listPets 200, roll 201 (60 s), listed`;
 });
 
 /** A strong entity tag (RFC 9110 §8.8.3): a quoted string with no W/ prefix. */
@@ -190,10 +199,13 @@ await step('lifecycle', async () => {
   const etag = made.response.headers.get('ETag') ?? '';
   check(STRONG_ETAG.test(etag), `createPet ETag: ${etag}`);
   const path = { petId: id };
-  // openapi-fetch answers a 304 with neither data nor an error body.
+  // openapi-fetch answers a 304 (not ok, no Content-Length) with no data and the empty body as its error: "" (docs/SDKS.md).
   const unchanged = await api.GET('/pets/{petId}', { params: { path, header: { 'If-None-Match': etag } } });
   const notModified = unchanged.response;
-  check(notModified.status === 304 && unchanged.data === undefined && !unchanged.error, `getPet If-None-Match: ${notModified.status}`);
+  check(
+    notModified.status === 304 && unchanged.data === undefined && (unchanged.error as unknown) === '',
+    `getPet If-None-Match: ${notModified.status} data ${JSON.stringify(unchanged.data)} error ${JSON.stringify(unchanged.error)}`,
+  );
   check(notModified.headers.get('ETag') === etag, `304 ETag: ${notModified.headers.get('ETag')}`);
   // Both media types are declared; openapi-fetch sends application/json unless told: it sends RFC 7396's here.
   const name = `${prefix}-renamed`;
@@ -248,6 +260,8 @@ await step('webhooks', async () => {
   const made = await api.POST('/webhook-endpoints', { body: { url: hookUrl, eventTypes: ['pet.created'], description: `${prefix} sdk:check` } });
   check(made.response.status === 201 && made.data, `createWebhookEndpoint: ${made.response.status} ${made.error?.code}`);
   const endpoint = made.data;
+  const endpointStability = stability('createWebhookEndpoint', made.response);
+  let eventsStability = '';
   check(endpoint.secret.startsWith('whsec_') && endpoint.status === 'enabled', `createWebhookEndpoint: secret ${endpoint.secret.slice(0, 6)}…, status ${endpoint.status}`);
   const pets: number[] = [];
   for (let i = 0; i < 3; i++) {
@@ -267,6 +281,7 @@ await step('webhooks', async () => {
     while (query && found.size < pets.length) {
       const { data, error, response } = await api.GET('/events', { params: { query: { ...query, limit: Number(query.limit) } } });
       check(data, `listEvents page ${pages + 1}: ${response.status} ${error?.code}`);
+      eventsStability = stability('listEvents', response);
       pages++;
       for (const event of data) {
         const id = event.data.object.id as number;
@@ -294,5 +309,5 @@ await step('webhooks', async () => {
   check(hook.signature.split(' ').includes(expected), `webhook-signature ${hook.signature} is not ${expected}`);
   const sent = JSON.parse(hook.body) as { id: string; type: string; data: { object: { id: number } } };
   check(sent.id === eventId && sent.type === 'pet.created' && sent.data.object.id === pets[0], `the body sent: ${hook.body.slice(0, 80)}`);
-  return `201 whsec_; 3 pet.created in ${pages} pages of 1; 3 delivered ${[...new Set(delivered.values())].join()}; v1 signature verified`;
+  return `${endpointStability}, ${eventsStability}; 201 whsec_; 3 pet.created in ${pages} pages of 1; 3 delivered ${[...new Set(delivered.values())].join()}; v1 signature verified`;
 });
