@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
-import { createEndpoint, waitForEvents, WEBHOOK_TEST_ENV } from '../helpers/events.js';
+import { createEndpoint, waitForEvent, WEBHOOK_TEST_ENV } from '../helpers/events.js';
 import { seriesBoundSeconds } from '../../src/events/handlers.js';
 import { loadConfig } from '../../src/config.js';
 
@@ -18,8 +18,7 @@ describe('redeliverEvent is bounded per event and endpoint, and per account and 
   const queuedRedeliveries = async () => (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-delivery' AND data ? 'redelivery'`))[0]!.n;
   const newEvent = async (key: string, name: string) => {
     const id = (await server.request('/v1/pets', { key, body: { name, categoryId: 1 } })).body.id as number;
-    const events = await waitForEvents(server, key, 1, 'type=pet.created&limit=100');
-    return events.find((e) => e.data.object.id === id)!.id;
+    return (await waitForEvent(server, key, (e) => e.data.object.id === id, 'type=pet.created&limit=100')).id;
   };
 
   beforeAll(async () => {

@@ -32,6 +32,13 @@ export async function readAllEvents(server: TestServer, key: string, query = 'li
   return events;
 }
 
+/** The first event `matches` accepts, waited for (an event lists once the transactions begun before it have ended, anywhere on the server). */
+export async function waitForEvent(server: TestServer, key: string, matches: (event: EventBody) => boolean, query?: string): Promise<EventBody> {
+  let found: EventBody | undefined;
+  await waitFor(async () => (found = (await readAllEvents(server, key, query)).find(matches)) !== undefined, 45_000, 250);
+  return found!;
+}
+
 /**
  * Polls listEvents until `key` reads `count` events. An event is listed once every transaction
  * that began before it, anywhere in the cluster, has ended: on a test cluster shared with other
