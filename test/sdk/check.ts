@@ -35,9 +35,9 @@ const HEADINGS = [
   'typed errors',
   'orders (experimental)',
   'order errors',
-  'account keys (experimental)',
+  'account keys',
   'update/delete/ETags',
-  'events/webhooks (experimental)',
+  'events/webhooks (webhooks beta)',
 ];
 const sdkDir = path.join(projectRoot, 'test', 'sdk');
 const redocly = path.join(projectRoot, 'node_modules', '.bin', 'redocly');

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/testServer.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+const refused = (name: string) => ({ code: 'validation_failed', message: `query parameter '${name}' is not defined for this operation`, status: 400 });
+
+describe('a query parameter the operation does not define is refused (docs/API-BEHAVIOUR.md)', () => {
+  it('on listPets, listEvents (with a name another operation has) and getAccount (which has none): 400 naming it', async () => {
+    for (const [path, name] of [['/v1/pets?status=available&colour=red', 'colour'], ['/v1/events?categoryId=1', 'categoryId'], ['/v1/account?expand=plan', 'expand']] as const) {
+      const res = await server.request(path);
+      expect([path, res.status, res.body]).toEqual([path, 400, refused(name)]);
+    }
+  });
+
+  it('the known ones still work, alone or together', async () => {
+    await server.request('/v1/pets', { body: { name: 'Known', categoryId: 1 }, headers: { 'idempotency-key': 'known-1' } });
+    const pets = await server.request('/v1/pets?status=available&categoryId=1&limit=1');
+    expect([pets.status, pets.body.map((p: { name: string }) => p.name)]).toEqual([200, ['Known']]);
+    const events = await server.request('/v1/events?limit=1&type=pet.created');
+    expect([events.status, events.body.length]).toEqual([200, 1]);
+    expect((await server.request('/v1/account')).status).toBe(200);
+  });
+
+  it('changes nothing: a create with one stores nothing', async () => {
+    const before = await server.petCount();
+    const res = await server.request('/v1/pets?dryRun=true', { body: { name: 'Nope', categoryId: 1 }, headers: { 'idempotency-key': 'dry-1' } });
+    expect([res.status, res.body]).toEqual([400, refused('dryRun')]);
+    expect(await server.petCount()).toBe(before);
+  });
+
+  it('comes after authentication, applies to HEAD, and quotes a control character as ?', async () => {
+    const anonymous = await server.request('/v1/pets?colour=red', { key: null });
+    expect([anonymous.status, anonymous.body.code]).toEqual([401, 'unauthorized']);
+    // Raw fetch: the contract check reads bodies, and HEAD has none.
+    const head = await fetch(`${server.baseUrl}/v1/pets?colour=red`, { method: 'HEAD', headers: { authorization: `Bearer ${server.key}` } });
+    expect([head.status, await head.text()]).toEqual([400, '']);
+    const control = await server.request('/v1/pets?a%01b=1');
+    expect([control.status, control.body]).toEqual([400, refused('a?b')]);
+  });
+
+  it('outside /v1 nothing changes: /healthz, /openapi.json and /docs take any query', async () => {
+    for (const path of ['/healthz?probe=1', '/openapi.json?v=2', '/docs/?url=x']) {
+      expect([path, (await fetch(`${server.baseUrl}${path}`)).status]).toEqual([path, 200]);
+    }
+  });
+});
