@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operationsById, queryParameterNames } from '../../src/openapi/document.js';
+import { doc, resolve } from '../helpers/schema.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 let server: TestServer;
@@ -6,6 +8,13 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
+
+// Every (operation, query parameter) pair of the document, as the test above finds them.
+const CHECKED = [
+  'listApiKeys:cursor', 'listApiKeys:limit', 'listEvents:cursor', 'listEvents:limit', 'listEvents:type', 'listOrders:cursor', 'listOrders:limit', 'listOrders:status',
+  'listPets:categoryId', 'listPets:cursor', 'listPets:limit', 'listPets:status', 'listWebhookDeliveries:cursor', 'listWebhookDeliveries:limit',
+  'listWebhookEndpoints:cursor', 'listWebhookEndpoints:limit',
+];
 
 const refused = (name: string) => ({ code: 'validation_failed', message: `query parameter '${name}' is not defined for this operation`, status: 400 });
 
@@ -24,6 +33,21 @@ describe('a query parameter the operation does not define is refused (docs/API-B
     const events = await server.request('/v1/events?limit=1&type=pet.created');
     expect([events.status, events.body.length]).toEqual([200, 1]);
     expect((await server.request('/v1/account')).status).toBe(200);
+  });
+
+  it('every query parameter the document defines passes the check, on every operation that defines it', async () => {
+    const checked: string[] = [];
+    for (const { method, path, operation } of operationsById(doc).values()) {
+      for (const name of queryParameterNames(doc, { method, path, operation })) {
+        const parameter = (operation.parameters as object[]).map((p) => resolve(p)).find((p) => p.name === name && p.in === 'query');
+        const schema = resolve(parameter.schema);
+        const value = schema.default ?? schema.enum?.[0] ?? schema.items?.enum?.[0] ?? (schema.type === 'integer' ? (schema.minimum ?? 1) : 'x');
+        const res = await server.request(`/v1${path.replace(/\{\w+\}/g, '1')}?${name}=${encodeURIComponent(String(value))}`, { method: method.toUpperCase() });
+        expect(res.body?.message ?? '', `${operation.operationId} ${name}`).not.toMatch(/is not defined for this operation/);
+        checked.push(`${operation.operationId}:${name}`);
+      }
+    }
+    expect(checked.sort()).toEqual(CHECKED);
   });
 
   it('changes nothing: a create with one stores nothing', async () => {
