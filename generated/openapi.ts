@@ -1711,7 +1711,7 @@ export interface components {
          *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
          *     The message names the offending field.
          */
-        ExperimentalBadRequest: {
+        MarkedBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1734,7 +1734,7 @@ export interface components {
             };
         };
         /** @description The API key is missing, malformed, unknown, revoked or expired. */
-        ExperimentalUnauthorized: {
+        MarkedUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1865,7 +1865,7 @@ export interface components {
             };
         };
         /** @description The request body is larger than 64 KiB. */
-        ExperimentalPayloadTooLarge: {
+        MarkedPayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1888,7 +1888,7 @@ export interface components {
             };
         };
         /** @description The request body is not `application/json` in UTF-8. */
-        ExperimentalUnsupportedMediaType: {
+        MarkedUnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1911,7 +1911,7 @@ export interface components {
             };
         };
         /** @description The `Idempotency-Key` was already used for this operation with another path or a different body (`idempotency_key_reused`); the message says which. */
-        ExperimentalIdempotencyKeyReused: {
+        MarkedIdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1938,7 +1938,7 @@ export interface components {
          *     temporarily banned for continuing after being refused
          *     (`temporarily_banned`). Wait `Retry-After` seconds.
          */
-        ExperimentalTooManyRequests: {
+        MarkedTooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -2016,7 +2016,7 @@ export interface components {
             };
         };
         /** @description An unexpected error. The body never contains internals. */
-        ExperimentalInternalError: {
+        MarkedInternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -2049,7 +2049,7 @@ export interface components {
          *     because the database is unavailable, the request is not counted against
          *     any quota and carries no rate-limit fields.
          */
-        ExperimentalServiceUnavailable: {
+        MarkedServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -2109,7 +2109,7 @@ export interface components {
          *     it asks to hand out (`insufficient_scope`); `WWW-Authenticate`
          *     names it.
          */
-        ExperimentalForbidden: {
+        MarkedForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -3102,14 +3102,14 @@ export interface operations {
                     "application/json": components["schemas"]["Order"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     placeOrder: {
@@ -3158,19 +3158,19 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderPetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderPetConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            422: components["responses"]["ExperimentalIdempotencyKeyReused"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            422: components["responses"]["MarkedIdempotencyKeyReused"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     getOrder: {
@@ -3186,15 +3186,15 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderFound"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     completeOrder: {
@@ -3210,18 +3210,18 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderChanged"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderTransitionConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     cancelOrder: {
@@ -3237,18 +3237,18 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderChanged"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderTransitionConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     getAccount: {
@@ -3583,14 +3583,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -3608,16 +3608,16 @@ export interface operations {
         responses: {
             201: components["responses"]["WebhookEndpointCreated"];
             400: components["responses"]["WebhookBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["WebhookEndpointConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -3648,15 +3648,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -3685,15 +3685,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -3730,16 +3730,16 @@ export interface operations {
                 };
             };
             400: components["responses"]["WebhookBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -3770,15 +3770,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -3820,15 +3820,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
 }
