@@ -82,6 +82,9 @@ export function documentedHeaders(operation: OperationObject, urlOf: (operationI
   if (deprecation && operation.deprecated !== true && stability !== 'beta') {
     throw new Error(`Operation ${operation.operationId} has an x-deprecation but is neither deprecated nor beta`);
   }
+  if (deprecation && !(Date.parse(deprecation.since) >= 0 && Date.parse(deprecation.sunset) >= 0)) {
+    throw new Error(`Operation ${operation.operationId}: its x-deprecation needs since and sunset as dates (they become Deprecation and Sunset)`);
+  }
   if (deprecation && operation.deprecated !== true && !deprecation.description) {
     throw new Error(`Operation ${operation.operationId}: the x-deprecation of a beta operation says what changes (description)`);
   }

@@ -99,8 +99,10 @@ describe('documentedHeaders (the one mechanism behind them)', () => {
     });
   });
 
-  it('stops start-up on an x-deprecation a stable operation does not explain, or a beta one without what changes', () => {
+  it('stops start-up on an x-deprecation a stable operation does not explain, a beta one without what changes, or one without its dates', () => {
     expect(() => documentedHeaders({ operationId: 'op', 'x-deprecation': notice }, urlOf)).toThrow('op has an x-deprecation but is neither deprecated nor beta');
     expect(() => documentedHeaders({ ...beta, 'x-deprecation': { since: notice.since, sunset: notice.sunset } }, urlOf)).toThrow('says what changes');
+    expect(() => documentedHeaders({ ...beta, 'x-deprecation': { ...notice, since: undefined as never } }, urlOf)).toThrow('needs since and sunset as dates');
+    expect(() => documentedHeaders({ ...beta, 'x-deprecation': { ...notice, sunset: 'in 90 days' } }, urlOf)).toThrow('needs since and sunset as dates');
   });
 });
