@@ -308,11 +308,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get your account (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     The account the calling API key belongs to: its plan and the request
+         * Get your account
+         * @description The account the calling API key belongs to: its plan and the request
          *     limits every key of the account shares (one minute window and one day
          *     window for all of them together).
          */
@@ -333,11 +330,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List your account's API keys (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     Every key of the account, revoked and expired ones included, ordered
+         * List your account's API keys
+         * @description Every key of the account, revoked and expired ones included, ordered
          *     by `id` ascending, at most `limit` of them, paginated exactly as
          *     `listPets` (`Link: <...>; rel="next"`). A key is shown by its `prefix`
          *     only: no secret ever appears here.
@@ -345,11 +339,8 @@ export interface paths {
         get: operations["listApiKeys"];
         put?: never;
         /**
-         * Create an API key (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     Adds a key to the calling key's account. Its `secret` is in this
+         * Create an API key
+         * @description Adds a key to the calling key's account. Its `secret` is in this
          *     response only: the service keeps a hash of it, so it can never be
          *     shown again. Store it now.
          *
@@ -382,11 +373,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke an API key (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     Revokes a key of your account, the calling key included: within 5
+         * Revoke an API key
+         * @description Revokes a key of your account, the calling key included: within 5
          *     seconds it answers `401` on every instance of the service. The key
          *     stays in `listApiKeys` with its `revokedAt`; revoking it again changes
          *     nothing and answers `204` again. Another account's key is
@@ -424,11 +412,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Roll an API key (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     Replaces a key without downtime: answers a new key with the same
+         * Roll an API key
+         * @description Replaces a key without downtime: answers a new key with the same
          *     `name` and `scopes` and its `secret` (shown this once), and the old
          *     key keeps working for `expiresInSeconds` (default one day, at most
          *     seven; `0` ends it at once), then answers `401`. The old key's
@@ -454,11 +439,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List your events (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     The events of the calling key's account, oldest first, at most `limit`
+         * List your events
+         * @description The events of the calling key's account, oldest first, at most `limit`
          *     of them, optionally only those of one `type`: the changes to animals it
          *     created (`pet.*`), to orders it placed, and to orders placed for animals
          *     it created (`order.*`). Each event is written in the same transaction as
@@ -498,11 +480,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get an event (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     One event of the calling key's account; another account's event is
+         * Get an event
+         * @description One event of the calling key's account; another account's event is
          *     `404 event_not_found`, as one that does not exist.
          */
         get: operations["getEvent"];
@@ -524,11 +503,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send an event again (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
-         *
-         *     Sends the event again to every enabled webhook endpoint of your account
+         * Send an event again
+         * @description Sends the event again to every enabled webhook endpoint of your account
          *     subscribed to its type, with the same `webhook-id`, as a new series of
          *     attempts (retried as a first delivery is). Answers `202` once the
          *     deliveries are queued; `listWebhookDeliveries` shows them.
@@ -565,9 +541,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List your webhook endpoints (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * List your webhook endpoints (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     The webhook endpoints of your account, ordered by `id` ascending,
          *     paginated as `listPets`. Secrets are never shown here.
@@ -575,9 +553,11 @@ export interface paths {
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
-         * Create a webhook endpoint (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * Create a webhook endpoint (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     Adds an endpoint that receives your account's events of the given
          *     `eventTypes` (`["*"]` for all), each as a signed `POST` (Standard
@@ -611,9 +591,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a webhook endpoint (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * Get a webhook endpoint (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     One endpoint of your account, with its `status` and, when disabled, the
          *     `disabledReason`. Another account's endpoint is `404
@@ -623,9 +605,11 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a webhook endpoint (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * Delete a webhook endpoint (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     Removes the endpoint: nothing more is sent to it, deliveries already
          *     queued included, and its delivery log goes with it.
@@ -634,9 +618,11 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * Change a webhook endpoint (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     A JSON merge patch (RFC 7396) of the endpoint: `url`, `eventTypes`,
          *     `description` and `status`. `status: enabled` re-enables a disabled
@@ -656,9 +642,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rotate a webhook endpoint's secret (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * Rotate a webhook endpoint's secret (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     Replaces the endpoint's secret; the new one is in this response only.
          *     For 24 hours every delivery carries two signatures in
@@ -680,9 +668,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List an endpoint's delivery attempts (experimental)
-         * @description **Experimental**: may change or be removed within `/v1` (see
-         *     Stability); every response carries `API-Stability: experimental`.
+         * List an endpoint's delivery attempts (beta)
+         * @description **Beta**: changes incompatibly only with notice (see Stability): a
+         *     CHANGELOG.md entry and an `x-deprecation` entry on the operation, whose
+         *     `Deprecation` and `Sunset` headers every response carries for at least
+         *     90 days before the change. Every response carries `API-Stability: beta`.
          *
          *     Every attempt to deliver an event to the endpoint, newest first,
          *     paginated as `listPets`: the response status (or `null` when none came),
@@ -766,8 +756,9 @@ export interface components {
          *     `pending`); `completeOrder` moves it to `completed` (the animal `sold`),
          *     `cancelOrder` to `cancelled` (the animal `available` again); at its
          *     `expiresAt` a placed order becomes `expired` (the animal `available`
-         *     again). `completed`, `cancelled` and `expired` are final. More values
-         *     may be added: treat one you do not know as final and not `placed`.
+         *     again). `completed`, `cancelled` and `expired` are final. An open enum
+         *     (`x-extensible-enum`): more values may be added, and clients must
+         *     accept values they do not know: treat one as final and not `placed`.
          * @enum {string}
          */
         OrderStatus: "placed" | "completed" | "cancelled" | "expired";
@@ -1087,8 +1078,9 @@ export interface components {
             status?: "available" | "pending" | "sold";
         };
         /**
-         * @description What happened. More types may be added: ignore an event whose type
-         *     you do not know. `order.expired`: a placed order reached its
+         * @description What happened. An open enum (`x-extensible-enum`): more types may be
+         *     added, and clients must accept types they do not know: ignore an
+         *     event whose type you do not know. `order.expired`: a placed order reached its
          *     `expiresAt` (its animal's `pet.updated` comes with it).
          * @enum {string}
          */
@@ -1295,8 +1287,9 @@ export interface components {
             createdAt: string;
         };
         /**
-         * @description Machine-readable error code. New codes may be added within `/v1`;
-         *     treat an unknown code by its HTTP status.
+         * @description Machine-readable error code. An open enum (`x-extensible-enum`): new
+         *     codes may be added within `/v1`, and clients must accept codes they do
+         *     not know: treat an unknown code by its HTTP status.
          *
          *     | code | status | meaning |
          *     |---|---|---|
@@ -1366,7 +1359,8 @@ export interface components {
     responses: {
         /**
          * @description The request is invalid: a parameter or body field is missing, has the
-         *     wrong type or is out of range (`validation_failed`), the body is not
+         *     wrong type or is out of range, or a query parameter is not defined for
+         *     the operation (`validation_failed`), the body is not
          *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
          *     The message names the offending field.
          */
@@ -1713,11 +1707,12 @@ export interface components {
         };
         /**
          * @description The request is invalid: a parameter or body field is missing, has the
-         *     wrong type or is out of range (`validation_failed`), the body is not
+         *     wrong type or is out of range, or a query parameter is not defined for
+         *     the operation (`validation_failed`), the body is not
          *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
          *     The message names the offending field.
          */
-        ExperimentalBadRequest: {
+        MarkedBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1740,7 +1735,7 @@ export interface components {
             };
         };
         /** @description The API key is missing, malformed, unknown, revoked or expired. */
-        ExperimentalUnauthorized: {
+        MarkedUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1871,7 +1866,7 @@ export interface components {
             };
         };
         /** @description The request body is larger than 64 KiB. */
-        ExperimentalPayloadTooLarge: {
+        MarkedPayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1894,7 +1889,7 @@ export interface components {
             };
         };
         /** @description The request body is not `application/json` in UTF-8. */
-        ExperimentalUnsupportedMediaType: {
+        MarkedUnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1917,7 +1912,7 @@ export interface components {
             };
         };
         /** @description The `Idempotency-Key` was already used for this operation with another path or a different body (`idempotency_key_reused`); the message says which. */
-        ExperimentalIdempotencyKeyReused: {
+        MarkedIdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1944,7 +1939,7 @@ export interface components {
          *     temporarily banned for continuing after being refused
          *     (`temporarily_banned`). Wait `Retry-After` seconds.
          */
-        ExperimentalTooManyRequests: {
+        MarkedTooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -1975,7 +1970,6 @@ export interface components {
         RedeliveryInProgress: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "API-Stability": components["headers"]["API-Stability"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2003,7 +1997,6 @@ export interface components {
         RedeliveryTooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "API-Stability": components["headers"]["API-Stability"];
                 "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2024,7 +2017,7 @@ export interface components {
             };
         };
         /** @description An unexpected error. The body never contains internals. */
-        ExperimentalInternalError: {
+        MarkedInternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -2057,7 +2050,7 @@ export interface components {
          *     because the database is unavailable, the request is not counted against
          *     any quota and carries no rate-limit fields.
          */
-        ExperimentalServiceUnavailable: {
+        MarkedServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -2086,8 +2079,9 @@ export interface components {
             };
         };
         /**
-         * @description The API key is valid but lacks the scope this operation needs
-         *     (`insufficient_scope`); `WWW-Authenticate` names it.
+         * @description The API key is valid but lacks the scope this operation needs, or one
+         *     it asks to hand out (`createApiKey`, `rollApiKey`):
+         *     `insufficient_scope`; `WWW-Authenticate` names it.
          */
         Forbidden: {
             headers: {
@@ -2116,7 +2110,7 @@ export interface components {
          *     it asks to hand out (`insufficient_scope`); `WWW-Authenticate`
          *     names it.
          */
-        ExperimentalForbidden: {
+        MarkedForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "API-Stability": components["headers"]["API-Stability"];
@@ -2143,7 +2137,6 @@ export interface components {
         ApiKeyCreated: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "API-Stability": components["headers"]["API-Stability"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2162,7 +2155,6 @@ export interface components {
         ApiKeyNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "API-Stability": components["headers"]["API-Stability"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2190,7 +2182,6 @@ export interface components {
         ApiKeyConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "API-Stability": components["headers"]["API-Stability"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2296,7 +2287,6 @@ export interface components {
         EventNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "API-Stability": components["headers"]["API-Stability"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2496,12 +2486,14 @@ export interface components {
          */
         PageETag: string;
         /**
-         * @description `experimental` on every response of an experimental operation, its
-         *     errors included: the operation may change incompatibly, or be removed,
-         *     within `/v1` (see Stability in the API description). Stable operations
-         *     do not send it.
+         * @description The stability of the operation, on every one of its responses, errors
+         *     included: `experimental` (it may change incompatibly, or be removed,
+         *     in any release) or `beta` (it changes incompatibly only with notice:
+         *     an `x-deprecation` entry and `Deprecation` and `Sunset` headers for at
+         *     least 90 days). See Stability in the API description. Stable
+         *     operations do not send it.
          */
-        "API-Stability": "experimental";
+        "API-Stability": "experimental" | "beta";
         /** @description `true` when this response is the saved response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
         /**
@@ -2509,9 +2501,16 @@ export interface components {
          *     page with `rel="next"` (RFC 8288).
          */
         NextPageLink: string;
-        /** @description When this operation was deprecated (RFC 9745), as `@` and a Unix timestamp. */
+        /**
+         * @description When this operation was deprecated (RFC 9745), as `@` and a Unix
+         *     timestamp; on a beta operation, when the change its `x-deprecation`
+         *     announces was announced.
+         */
         Deprecation: string;
-        /** @description When this operation will be removed (RFC 8594). */
+        /**
+         * @description When this operation will be removed (RFC 8594); on a beta operation,
+         *     when the change its `x-deprecation` announces takes effect.
+         */
         Sunset: string;
         /** @description The operation that replaces this one, with `rel="successor-version"`. */
         SuccessorLink: string;
@@ -2762,7 +2761,8 @@ export interface operations {
             };
             /**
              * @description The request is invalid: a parameter or body field is missing, has the
-             *     wrong type or is out of range (`validation_failed`), the body is not
+             *     wrong type or is out of range, or a query parameter is not defined for
+             *     the operation (`validation_failed`), the body is not
              *     valid JSON (`invalid_json`), or the cursor is unknown (`invalid_cursor`).
              *     The message names the offending field.
              */
@@ -3112,14 +3112,14 @@ export interface operations {
                     "application/json": components["schemas"]["Order"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     placeOrder: {
@@ -3168,19 +3168,19 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderPetNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderPetConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            422: components["responses"]["ExperimentalIdempotencyKeyReused"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            422: components["responses"]["MarkedIdempotencyKeyReused"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     getOrder: {
@@ -3196,15 +3196,15 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderFound"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     completeOrder: {
@@ -3220,18 +3220,18 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderChanged"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderTransitionConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     cancelOrder: {
@@ -3247,18 +3247,18 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderChanged"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["OrderNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["OrderTransitionConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     getAccount: {
@@ -3274,7 +3274,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "API-Stability": components["headers"]["API-Stability"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3286,13 +3285,14 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -3319,7 +3319,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "API-Stability": components["headers"]["API-Stability"];
                     Link: components["headers"]["NextPageLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3332,14 +3331,14 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -3356,17 +3355,17 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["ApiKeyCreated"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["ApiKeyConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -3385,7 +3384,6 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "API-Stability": components["headers"]["API-Stability"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3395,16 +3393,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["ApiKeyNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["ApiKeyConflict"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rollApiKey: {
@@ -3424,18 +3422,18 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["ApiKeyCreated"];
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["ApiKeyNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["ApiKeyConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -3464,7 +3462,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "API-Stability": components["headers"]["API-Stability"];
                     Link: components["headers"]["NextPageLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3477,14 +3474,14 @@ export interface operations {
                     "application/json": components["schemas"]["Event"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEvent: {
@@ -3503,7 +3500,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "API-Stability": components["headers"]["API-Stability"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3515,15 +3511,15 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["EventNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     redeliverEvent: {
@@ -3542,7 +3538,6 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "API-Stability": components["headers"]["API-Stability"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3552,16 +3547,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["EventNotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["RedeliveryInProgress"];
             429: components["responses"]["RedeliveryTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -3601,14 +3596,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -3626,16 +3621,16 @@ export interface operations {
         responses: {
             201: components["responses"]["WebhookEndpointCreated"];
             400: components["responses"]["WebhookBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["WebhookEndpointConflict"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -3666,15 +3661,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -3703,15 +3698,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -3748,16 +3743,16 @@ export interface operations {
                 };
             };
             400: components["responses"]["WebhookBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["ExperimentalPayloadTooLarge"];
-            415: components["responses"]["ExperimentalUnsupportedMediaType"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            413: components["responses"]["MarkedPayloadTooLarge"];
+            415: components["responses"]["MarkedUnsupportedMediaType"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -3788,15 +3783,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -3839,15 +3834,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
             };
-            400: components["responses"]["ExperimentalBadRequest"];
-            401: components["responses"]["ExperimentalUnauthorized"];
-            403: components["responses"]["ExperimentalForbidden"];
+            400: components["responses"]["MarkedBadRequest"];
+            401: components["responses"]["MarkedUnauthorized"];
+            403: components["responses"]["MarkedForbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["ExperimentalTooManyRequests"];
+            429: components["responses"]["MarkedTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["ExperimentalInternalError"];
-            503: components["responses"]["ExperimentalServiceUnavailable"];
+            500: components["responses"]["MarkedInternalError"];
+            503: components["responses"]["MarkedServiceUnavailable"];
         };
     };
 }

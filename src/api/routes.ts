@@ -3,7 +3,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import type { components } from '../../generated/openapi.js';
 import { errors } from '../errors/apiError.js';
 import { continueIfExpected } from '../http/protocolAnswers.js';
-import { operationsById, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
+import { operationsById, queryParameterNames, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';
 
 export interface RoutesOptions {
@@ -26,7 +26,8 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
   if (missing.length > 0) throw new Error(`No handler for operation(s): ${missing.join(', ')}`);
 
   function routeOptions(operationId: string): Partial<RouteOptions> {
-    const { operation } = operations.get(operationId)!;
+    const entry = operations.get(operationId)!;
+    const { operation } = entry;
     // Only bearerAuth is implemented: an operation asking for anything else stops start-up rather than go unprotected.
     const schemes = new Set((operation.security ?? opts.doc.security ?? []).flatMap((requirement) => Object.keys(requirement)));
     const unsupported = [...schemes].filter((s) => s !== 'bearerAuth');
@@ -46,7 +47,11 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
       // HEAD wherever GET is (RFC 9110 §9.1): Fastify answers it as GET without the body, through the same hooks.
       exposeHeadRoute: true,
       // Fastify skips body validation when there is no body at all; a required body must still be there.
-      ...(requestBody !== undefined && { preValidation: bodyRequired ? [documentedMediaType(mediaTypes), requireBody] : [documentedMediaType(mediaTypes)] }),
+      preValidation: [
+        onlyDocumentedQuery(queryParameterNames(opts.doc, entry)),
+        ...(requestBody !== undefined ? [documentedMediaType(mediaTypes)] : []),
+        ...(bodyRequired ? [requireBody] : []),
+      ],
       ...(operation.requestBody !== undefined && { preParsing: continueIfExpected }),
       // On every response of the operation, errors included (a route's onSend runs for them too).
       ...(Object.keys(headers).length > 0 && {
@@ -66,21 +71,57 @@ export async function operationRoutes(app: FastifyInstance, opts: RoutesOptions)
 
 /**
  * The headers the document gives every response of an operation: from its `x-deprecation`,
- * Deprecation (RFC 9745), Sunset (RFC 8594) and a successor Link; from an `Experimental` badge
- * (Redocly's `x-badges`, see Stability in docs/API-BEHAVIOUR.md), `API-Stability: experimental`.
+ * Deprecation (RFC 9745), Sunset (RFC 8594) and, when it names one, a successor Link (a deprecated
+ * operation's, or a beta operation's notice of a coming change); from its badge (Redocly's
+ * `x-badges`, see Stability in docs/API-BEHAVIOUR.md), `API-Stability: experimental` or `beta`.
  */
-function documentedHeaders(operation: OperationObject, urlOf: (operationId: string) => string): Record<string, string> {
+export function documentedHeaders(operation: OperationObject, urlOf: (operationId: string) => string): Record<string, string> {
   const deprecation = operation['x-deprecation'];
-  const experimental = (operation['x-badges'] ?? []).some((badge) => badge.name === 'Experimental');
+  const stability = stabilityOf(operation);
+  // Only an operation on its way out, or a beta one announcing a change, may carry the headers.
+  if (deprecation && operation.deprecated !== true && stability !== 'beta') {
+    throw new Error(`Operation ${operation.operationId} has an x-deprecation but is neither deprecated nor beta`);
+  }
+  if (deprecation && !(Date.parse(deprecation.since) >= 0 && Date.parse(deprecation.sunset) >= 0)) {
+    throw new Error(`Operation ${operation.operationId}: its x-deprecation needs since and sunset as dates (they become Deprecation and Sunset)`);
+  }
+  if (deprecation && operation.deprecated !== true && !deprecation.description) {
+    throw new Error(`Operation ${operation.operationId}: the x-deprecation of a beta operation says what changes (description)`);
+  }
   return {
     ...(deprecation && {
       deprecation: `@${Math.floor(Date.parse(deprecation.since) / 1000)}`,
       sunset: new Date(deprecation.sunset).toUTCString(),
-      link: `<${urlOf(deprecation.successor)}>; rel="successor-version"`,
+      ...(deprecation.successor && { link: `<${urlOf(deprecation.successor)}>; rel="successor-version"` }),
     }),
-    ...(experimental && { 'api-stability': 'experimental' }),
+    ...(stability && { 'api-stability': stability }),
   };
 }
+
+/** `experimental` or `beta` from the operation's badge; undefined for a stable operation (no badge). */
+export function stabilityOf(operation: OperationObject): 'experimental' | 'beta' | undefined {
+  const names = new Set((operation['x-badges'] ?? []).map((badge) => badge.name));
+  if (names.has('Experimental')) return 'experimental';
+  if (names.has('Beta')) return 'beta';
+  return undefined;
+}
+
+/**
+ * A query parameter the operation does not define is refused, not ignored (docs/API-BEHAVIOUR.md):
+ * a client still sending one the API no longer has learns it at once instead of getting unfiltered results.
+ */
+function onlyDocumentedQuery(names: Set<string>) {
+  return async function checkQuery(request: FastifyRequest): Promise<void> {
+    const unknown = Object.keys((request.query ?? {}) as object).find((name) => !names.has(name));
+    if (unknown !== undefined) throw errors.validation_failed(`query parameter '${printable(unknown)}' is not defined for this operation`);
+  };
+}
+
+/** A name from the request as a message may quote it: control and format characters replaced, at most 100 of them. */
+const printable = (name: string) => {
+  const shown = name.replace(/[\p{Cc}\p{Cf}]/gu, '?');
+  return shown.length > 100 ? `${shown.slice(0, 100)}…` : shown;
+};
 
 function documentedMediaType(mediaTypes: string[]) {
   return async function checkMediaType(request: FastifyRequest): Promise<void> {

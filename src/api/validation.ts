@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 
 // OpenAPI keywords that are documentation, not validation; declared so ajv's strict mode accepts them.
-const OPENAPI_KEYWORDS = ['example', 'x-deprecation'];
+const OPENAPI_KEYWORDS = ['example', 'x-deprecation', 'x-extensible-enum'];
 
 /**
  * An integer in a query string or path is plain decimal digits: not `0x10`, `5.0`, `1e3`

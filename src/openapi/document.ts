@@ -8,8 +8,12 @@ export interface OperationObject {
   operationId: string;
   deprecated?: boolean;
   security?: Array<Record<string, string[]>>;
-  'x-deprecation'?: { since: string; sunset: string; successor: string };
-  /** Redocly's badges; one named `Experimental` marks the operation experimental (api/routes.ts). */
+  /**
+   * On a deprecated operation: since when, its removal (sunset) and its successor. On a beta one,
+   * the notice of a breaking change: since when, when it takes effect (sunset) and what changes.
+   */
+  'x-deprecation'?: { since: string; sunset: string; successor?: string; description?: string };
+  /** Redocly's badges; one named `Experimental` or `Beta` marks the operation's stability (api/routes.ts). */
   'x-badges'?: Array<{ name: string; color?: string; position?: 'before' | 'after' }>;
   [key: string]: unknown;
 }
@@ -79,4 +83,30 @@ export function methodsOf(item: Record<string, unknown>): string[] {
  */
 export function allowedMethods(item: Record<string, unknown>): string[] {
   return methodsOf(item).flatMap((m) => (m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()]));
+}
+
+/**
+ * The names of the query parameters an operation defines (its own and its path's, `$ref`s to
+ * components.parameters followed): any other query parameter is refused (api/routes.ts).
+ */
+export function queryParameterNames(doc: OpenApiDocument, entry: OperationEntry): Set<string> {
+  const item = doc.paths[entry.path] as { parameters?: unknown[] } | undefined;
+  const parameters = [...(item?.parameters ?? []), ...((entry.operation.parameters as unknown[] | undefined) ?? [])];
+  const names = new Set<string>();
+  for (const parameter of parameters) {
+    const resolved = resolveLocalRef(doc, parameter) as { name?: string; in?: string };
+    if (resolved.in === 'query' && resolved.name) names.add(resolved.name);
+  }
+  return names;
+}
+
+/** A `#/...` reference of the document, followed (other objects as they are). */
+function resolveLocalRef(doc: OpenApiDocument, value: unknown): unknown {
+  const ref = (value as { $ref?: unknown } | null)?.$ref;
+  if (typeof ref !== 'string') return value;
+  if (!ref.startsWith('#/')) throw new Error(`openapi.yaml: only local references are supported, not ${ref}`);
+  const target = ref.slice(2).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], doc);
+  if (target === undefined) throw new Error(`openapi.yaml: ${ref} does not exist`);
+  return resolveLocalRef(doc, target);
 }

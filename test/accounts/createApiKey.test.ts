@@ -19,7 +19,7 @@ describe('createApiKey', () => {
     const { data, response } = await account.first.api.POST('/account/api-keys', { body: { name: 'dashboard', scopes: ['pets:read', 'orders:read'] } });
     const after = await databaseNow(server);
     expect(response.status).toBe(201);
-    expect(response.headers.get('api-stability')).toBe('experimental');
+    expect(response.headers.get('api-stability')).toBeNull(); // stable since 1.1.0
     const key = data!;
     expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'scopes', 'secret']);
     expect(key.secret).toMatch(SECRET);

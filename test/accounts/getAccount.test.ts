@@ -36,7 +36,7 @@ describe('getAccount', () => {
     const after = await databaseNow(server);
     const { data, response } = await account.first.api.GET('/account');
     expect(response.status).toBe(200);
-    expect(response.headers.get('api-stability')).toBe('experimental');
+    expect(response.headers.get('api-stability')).toBeNull(); // stable since 1.1.0
     expect(data).toEqual({ id: account.id, name: `Shelter ${plan}`, plan, limits, createdAt: await createdAt(account.id) });
     const created = Date.parse(data!.createdAt);
     expect(created).toBeGreaterThanOrEqual(before);

@@ -43,7 +43,7 @@ describe('listApiKeys', () => {
 
     const { data, response } = await api.GET('/account/api-keys');
     expect(response.status).toBe(200);
-    expect(response.headers.get('api-stability')).toBe('experimental');
+    expect(response.headers.get('api-stability')).toBeNull(); // stable since 1.1.0
     expect(response.headers.get('link')).toBeNull();
     expect(data).toEqual([
       listed(account.first, { lastUsedAt: iso(clock.now()) }),

@@ -35,7 +35,7 @@ describe('revokeApiKey', () => {
     const after = await databaseNow(server);
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
-    expect(res.headers.get('api-stability')).toBe('experimental');
+    expect(res.headers.get('api-stability')).toBeNull(); // stable since 1.1.0
 
     clock.advance(KEY_CACHE_TTL_MS + 1);
     const { response, error } = await key.api.GET('/pets');

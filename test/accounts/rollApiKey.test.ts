@@ -47,7 +47,7 @@ describe('rollApiKey', () => {
     // A key rolls itself: the usual way to replace a leaked key.
     const res = await roll(key, key.id, { expiresInSeconds: 3600 });
     expect(res.status).toBe(201);
-    expect(res.headers.get('api-stability')).toBe('experimental');
+    expect(res.headers.get('api-stability')).toBeNull(); // stable since 1.1.0
     const successor = res.body;
     expect(successor.secret).toMatch(SECRET);
     expect(successor).toEqual({

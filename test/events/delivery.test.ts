@@ -163,7 +163,7 @@ describe('webhook delivery: signed, retried, disabled on 410, never redirected',
     const [event] = await waitForEvents(server, key, 1);
     expect(await waitFor(() => hook.received.length >= 1, HANG)).toBe(true);
     const res = await server.request(`/v1/events/${event!.id}/redeliver`, { key, method: 'POST' });
-    expect([res.status, res.headers.get('api-stability')]).toEqual([202, 'experimental']);
+    expect([res.status, res.headers.get('api-stability')]).toEqual([202, null]);
     expect(await waitFor(() => hook.received.length >= 2, HANG)).toBe(true);
     expect(hook.received.map((r) => r.headers['webhook-id'])).toEqual([event!.id, event!.id]);
     expect((await waitForDeliveries(key, endpoint.id, 2)).map((d) => d.attempt)).toEqual([1, 1]);

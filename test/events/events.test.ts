@@ -69,7 +69,7 @@ describe('events: one per committed change, readable by the accounts it belongs 
     expect((await server.request(`/v1/events/${orderPlaced.id}`, { key: adopter })).body).toEqual(orderPlaced);
     for (const [key, id] of [[adopter, petCreated.id], [stranger, orderPlaced.id], [shelter, 'evt_999999999']] as const) {
       const res = await server.request(`/v1/events/${id}`, { key });
-      expect([res.status, res.body.code, res.headers.get('api-stability')]).toEqual([404, 'event_not_found', 'experimental']);
+      expect([res.status, res.body.code, res.headers.get('api-stability')]).toEqual([404, 'event_not_found', null]);
     }
     expect((await server.request('/v1/events/42', { key: shelter })).status).toBe(400);
   });

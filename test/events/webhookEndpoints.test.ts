@@ -19,7 +19,7 @@ describe('webhook endpoints: create, list, get, update, rotate, delete, each on 
   it('createWebhookEndpoint answers 201 with the secret once; get and list never show it', async () => {
     const res = await server.request('/v1/webhook-endpoints', { key: owner, body: { url: 'https://example.com/hook', eventTypes: ['order.placed', 'pet.created'], description: 'shelter' } });
     expect(res.status).toBe(201);
-    expect(res.headers.get('api-stability')).toBe('experimental');
+    expect(res.headers.get('api-stability')).toBe('beta');
     const { secret, ...endpoint } = res.body;
     expect(secret).toMatch(SECRET);
     expect(endpoint).toEqual({ id: expect.any(Number), url: 'https://example.com/hook', eventTypes: ['order.placed', 'pet.created'], description: 'shelter', status: 'enabled', disabledReason: null, createdAt: expect.any(String) });
