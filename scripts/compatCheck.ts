@@ -7,8 +7,11 @@ const USAGE = `Usage: npm run compat:check [-- --released <file>] [--current <fi
 
 Compares openapi.yaml (--current) with the released /v1 document, ${RELEASED}
 (--released), using Optic's breaking-changes ruleset (installed into tools/compat on first
-use). Operations experimental in the released document, and deprecated ones past their Sunset,
-are outside the promise. Exit 0: no breaking change; 1: a breaking change, listed.`;
+use) and the checks of scripts/lib/compat.ts (a request media type or query parameter removed, a
+format changed, a stable or beta operation made less stable, ...). Operations experimental in the
+released document, deprecated ones past their Sunset, and beta ones past the sunset of their
+released x-deprecation are outside the promise; enums marked x-extensible-enum may gain values.
+Exit 0: no breaking change; 1: a breaking change, listed.`;
 
 const { values } = parseCommandLine(USAGE, { options: { released: { type: 'string' }, current: { type: 'string' } } });
 try {
