@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoint, WEBHOOK_TEST_ENV } from '../helpers/events.js';
 import { createPet } from '../helpers/pets.js';
+import { storedState } from '../helpers/storedState.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
 
 /*
@@ -20,15 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-/** Everything a write could have changed, in one row. */
-async function stored(): Promise<unknown> {
-  const { rows } = await server.app.database.pool.query(`SELECT
-    (SELECT json_agg(p ORDER BY id) FROM pets p) AS pets,
-    (SELECT json_agg(json_build_array(id, name, scopes, expires_at, revoked_at) ORDER BY id) FROM api_keys) AS keys,
-    (SELECT json_agg(json_build_array(id, url, event_types, description, status) ORDER BY id) FROM webhook_endpoints) AS endpoints,
-    (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM idempotency_keys) AS keyed`);
-  return rows[0];
-}
+const stored = () => storedState(server);
 
 const merge = { 'content-type': 'application/merge-patch+json' };
 /** [operation, method, path, body (with one NUL), the field the message names, extra headers]. */
