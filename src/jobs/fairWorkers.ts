@@ -33,6 +33,11 @@ const FETCHES_PER_BUCKET = 2;
 
 /** How long ended jobs wait for their bucket's next claim to settle them before they are settled on their own. */
 const SETTLE_WITHIN_MS = 20;
+/**
+ * How soon ended jobs whose settling failed (the database unreachable) are tried again. Dropped, they would stay
+ * active in pg-boss until they expire, holding their bucket's allowance (an endpoint at limit 1 stalled for minutes).
+ */
+const SETTLE_RETRY_MS = 250;
 
 /** What a job is expected to cost before its account has run any (ms). */
 const FIRST_ESTIMATE_MS = 50;
@@ -113,10 +118,17 @@ export function startFairWorkers<T extends object>(
       if ((fetchesOf.get(bucket) ?? 0) > 0) continue;
       for (const item of takeEnded(bucket)) {
         const settled = item.error ? boss.fail(queue, item.attempt, { message: item.error.message }).then(() => {}) : complete(item.attempt);
-        settled.then(item.done, item.failed);
+        settled.then(item.done, (err: Error) => (stopping ? item.failed(err) : retrySettling(bucket, item, err)));
       }
     }
     if (toSettle.size > 0) flushTimer = setTimeout(flush, SETTLE_WITHIN_MS);
+  }
+  /** Still active in pg-boss: back to wait, counted in `ending` again, and tried once more later. */
+  function retrySettling(bucket: number, item: Ended, err: Error) {
+    hooks.onError(err);
+    toSettle.set(bucket, [item, ...(toSettle.get(bucket) ?? [])]);
+    add(ending, bucket, 1);
+    flushTimer ??= setTimeout(flush, SETTLE_RETRY_MS);
   }
   const settleLater = (bucket: number, attempt: JobAttempt, error?: Error) =>
     new Promise<void>((done, failed) => {

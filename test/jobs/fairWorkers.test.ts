@@ -198,6 +198,40 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     await stopped;
   });
 
+  it('an ended job whose completion fails (the database unreachable) is completed once it can be, not left active to hold its bucket', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 1);
+    const realComplete = queue.boss.complete.bind(queue.boss);
+    let outage = true;
+    let refused = 0;
+    (queue.boss as unknown as { complete: typeof realComplete }).complete = (async (name: string, attempts: never) => {
+      if (outage) {
+        refused++;
+        throw new Error('connection refused');
+      }
+      return realComplete(name, attempts);
+    }) as typeof realComplete;
+    const errors: string[] = [];
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 2, reserve: 0, perAccount: 2, pollMs: 100 }, {
+      discover: queue.discover,
+      run: async () => {},
+      handBack: noHandBack,
+      onError: (err) => void errors.push(err.message),
+    });
+    // The job ran and ended; no claim of its bucket follows (nothing else is due), so it is settled on its own, and fails.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(queue.active.size).toBe(1);
+    expect(refused).toBeGreaterThanOrEqual(2);
+    outage = false;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect([queue.settled, queue.active.size]).toEqual([['0'], 0]);
+    expect(new Set(errors)).toEqual(new Set(['connection refused']));
+    expect(errors.length).toBe(refused);
+    const stopped = workers.stop(10);
+    await vi.advanceTimersByTimeAsync(20);
+    await stopped;
+  });
+
   it('stop hands back the jobs a fetch claims as it stops (no fail, so no retry counted) and waits for the running one', async () => {
     const queue = fakeQueue([{ account: 'a', bucket: 1 }, { account: 'b', bucket: 2 }]);
     let release!: () => void;
