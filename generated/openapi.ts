@@ -2042,11 +2042,11 @@ export interface components {
         /**
          * @description A backing service (the database) is unavailable, or this instance is
          *     shutting down. Retry after `Retry-After` seconds. Work the database
-         *     cancelled (past its statement or lock timeout) was rolled back: the
-         *     order and its animal are as they were. Only when the connection was
-         *     lost while committing can the change have happened anyway: read the
-         *     order (`getOrder`), or retry `placeOrder` with the same
-         *     `Idempotency-Key`, to know. When the API key could not be verified
+         *     cancelled (past its statement or lock timeout) was rolled back:
+         *     nothing changed. Only when the connection was lost while committing
+         *     can the change have happened anyway: read what it changed (`getOrder`
+         *     for an order, `getWebhookEndpoint` for an endpoint), or retry with the
+         *     same `Idempotency-Key` where the operation takes one, to know. When the API key could not be verified
          *     because the database is unavailable, the request is not counted against
          *     any quota and carries no rate-limit fields.
          */
