@@ -9,8 +9,8 @@ export interface Arm {
   headers?: Record<string, string>;
   /** The body of every request. */
   body?: string;
-  /** Each request's own body, and path after url's, instead (a new pet to order, a pet to change). */
-  next?: () => { path?: string; body?: string };
+  /** Each request's own body, and path after url's, instead (a new pet to order, a pet to change), and headers of its own besides `headers` (an Idempotency-Key). */
+  next?: () => { path?: string; body?: string; headers?: Record<string, string> };
   /** Every answer must have this status, or the run is invalid (default 200). */
   expect?: number;
   /** The server's process, whose CPU time per request is measured. */
@@ -22,6 +22,10 @@ export interface Measurement {
   p50: number;
   p99: number;
   requests: number;
+  /** Requests sent: those answered, and those in flight when the load stopped (at most one per connection), which the server still completes. */
+  sent: number;
+  /** The server's database round trips per request sent, when it runs behind a proxy (roundTrips.ts). */
+  roundTrips?: number;
   /** CPU time (user + system) the server process spent per request, in µs. */
   cpuMicros: number;
   /** Why the run is not a result: wrong statuses, errors or timeouts. */
@@ -36,7 +40,7 @@ export async function measure(arm: Arm, opts: { seconds: number; connections: nu
   const base = new URL(arm.url).pathname;
   const setupRequest = (req: autocannon.Request) => {
     const n = next!();
-    return { ...req, ...(n.path !== undefined && { path: base + n.path }), ...(n.body !== undefined && { body: n.body }) };
+    return { ...req, ...(n.path !== undefined && { path: base + n.path }), ...(n.body !== undefined && { body: n.body }), ...(n.headers && { headers: { ...req.headers, ...n.headers } }) };
   };
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -68,6 +72,7 @@ export async function measure(arm: Arm, opts: { seconds: number; connections: nu
     p50: percentile(times, 0.5),
     p99: percentile(times, 0.99),
     requests,
+    sent: result.requests.sent,
     cpuMicros: requests > 0 ? ((cpuMs(arm.pid) - cpuBefore) * 1000) / requests : NaN,
     ...(problems.length || requests === 0 ? { invalid: problems.join(', ') || 'no requests' } : {}),
   };

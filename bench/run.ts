@@ -2,7 +2,7 @@
  * npm run bench: the service against its same-SQL ceiling on this machine, in paired rounds;
  * writes BENCHMARKS.md and exits 1 when a target is missed (bench/README.md).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { createBenchDatabase, type BenchDatabase } from './data.js';
 import { measureDeliveries, subscribe, type EventsResult } from './events.js';
 import { median, pairedRounds, type Arm, type Measurement } from './load.js';
 import { advisoryLocksIn, watchAdvisoryLocks, type Statements } from './locks.js';
+import { countRoundTrips, startProxy, type Proxy } from './roundTrips.js';
 import { startReceiver } from './receiver.js';
 import { DELIVERY_BASELINE, renderReport, type Report } from './report.js';
 import { build, startTarget, type Target } from './targets.js';
@@ -23,16 +24,18 @@ import { build, startTarget, type Target } from './targets.js';
 /** The baseline build of the full run: main before issue 35, whose every createPet took the one id-order lock. */
 const DEFAULT_BASELINE = '1a5772a';
 
-const USAGE = `Usage: npm run bench [-- --quick | --creates | --webhooks] [--baseline-build <git-rev>]
-       npm run bench:creates [-- --quick] [--baseline-build <git-rev>]   (the same as --creates)
+const USAGE = `Usage: npm run bench [-- --quick | --creates | --webhooks] [--baseline-build <git-rev>] [--round-trip-delay-ms <ms>]
+       npm run bench:creates [-- --quick] [--baseline-build <git-rev>] [--round-trip-delay-ms <ms>]   (the same as --creates)
 
 Measures the service as built (npm run build) against its ceiling, bare Fastify running the
 same SQL through a plain pg.Pool, in paired rounds at 32 connections, then latency at a fixed
 rate, then webhook deliveries (per second, and commit-to-receipt at 300 creates/s); rewrites
 BENCHMARKS.md and exits 1 when a target is missed. About 10 minutes.
 createPet also runs against a baseline build, an earlier revision of the service built from a
-temporary git worktree, in the same rounds (service / baseline build: issue 35's target); the
-report says whether the ceiling's createPet statements take an advisory lock.
+temporary git worktree, in the same rounds (service / baseline build: issue 35's target), and
+placeOrder too; the report says whether the ceiling's createPet statements take an advisory
+lock. Every measured server reaches Postgres through a proxy of its own, which counts its round
+trips (reported per request for every arm) and can add a delay to each.
   --quick    two rounds of 1 s (about a minute): prints the report, writes nothing,
              exits 1 only when an arm is invalid (wrong statuses, errors)
   --creates  only createPet (with its event and delivery job) and placeOrder against their
@@ -45,15 +48,24 @@ report says whether the ceiling's createPet statements take an advisory lock.
              unless its package-lock.json is this checkout's, npm run build; removed at the end).
              The full run builds ${DEFAULT_BASELINE} (main before issue 35) unless given another;
              --quick and --creates run a baseline only when this is given.
+  --round-trip-delay-ms <ms>
+             holds each database round trip of the measured servers back by this many ms
+             (default 0), as a database one network hop away would: try 1. The report
+             is then for that delay; a full run with one prints it and writes nothing.
 Needs Postgres (BENCH_DATABASE_URL, else DATABASE_URL, else 127.0.0.1:5432). Its databases,
 servers and worktree are removed at the end, on failure and on Ctrl-C.`;
 
-const { values: args } = parseCommandLine(USAGE, { options: { quick: { type: 'boolean' }, creates: { type: 'boolean' }, webhooks: { type: 'boolean' }, 'baseline-build': { type: 'string' } } });
+const { values: args } = parseCommandLine(USAGE, { options: { quick: { type: 'boolean' }, creates: { type: 'boolean' }, webhooks: { type: 'boolean' }, 'baseline-build': { type: 'string' }, 'round-trip-delay-ms': { type: 'string' } } });
 const quick = args.quick === true;
 const creates = args.creates === true;
 const webhooks = args.webhooks === true;
-/** A run of some targets only: it prints its report and writes nothing. */
-const partial = quick || creates || webhooks;
+const roundTripDelayMs = Number(args['round-trip-delay-ms'] ?? 0);
+if (!Number.isFinite(roundTripDelayMs) || roundTripDelayMs < 0 || roundTripDelayMs > 1000) {
+  process.stderr.write(`--round-trip-delay-ms: a number of milliseconds from 0 to 1000, not ${args['round-trip-delay-ms']}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+/** A run of some targets only, or with a delay (BENCHMARKS.md is the plain machine's): it prints its report and writes nothing. */
+const partial = quick || creates || webhooks || roundTripDelayMs > 0;
 const baselineRev = args['baseline-build'] ?? (partial ? undefined : DEFAULT_BASELINE);
 const settings = quick
   ? { rounds: 2, seconds: 1, warmupSeconds: 0.5, connections: 32, latencyConnections: 10, rateShare: 0.6, eventSeconds: 3, drainSeconds: 10 }
@@ -63,7 +75,7 @@ const CREATES_PER_SECOND = 300;
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES_URL;
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 const onMeasured = (r: number, arm: Arm, m: Measurement) =>
-  log(`  round ${r + 1} ${arm.name.padEnd(38)} ${m.rps.toFixed(0).padStart(6)} req/s  p99 ${m.p99.toFixed(2).padStart(7)} ms  ${m.cpuMicros.toFixed(0).padStart(5)} µs CPU${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
+  log(`  round ${r + 1} ${arm.name.padEnd(38)} ${m.rps.toFixed(0).padStart(6)} req/s  p99 ${m.p99.toFixed(2).padStart(7)} ms  ${m.cpuMicros.toFixed(0).padStart(5)} µs CPU${m.roundTrips !== undefined ? `  ${m.roundTrips.toFixed(2).padStart(5)} round trips` : ''}${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -93,18 +105,27 @@ async function main(): Promise<Report> {
     cleanups.push(t.stop);
     return t;
   };
+  // Each measured server's own proxy to Postgres: its round trips counted (and delayed) apart from the others'.
+  const proxy = async (databaseUrl: string) => {
+    const p = await startProxy(databaseUrl, roundTripDelayMs);
+    cleanups.push(p.stop);
+    return p;
+  };
+  const serviceProxy = await proxy(db.env.DATABASE_URL);
+  const ceilingProxy = await proxy(db.env.DATABASE_URL);
+  const baselineProxy = baselineDb ? await proxy(baselineDb.env.DATABASE_URL) : undefined;
   const receiver = await startReceiver();
   cleanups.push(receiver.close);
   // The service as shipped: LOG_LEVEL=info (a line per request) and metrics on, its default pool;
   // its webhook workers off, so that its CPU is its requests' (a worker delivers afterwards).
   const shipped = { ...db.env, LOG_LEVEL: 'info', METRICS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') };
-  const service = await start('service', 'dist/src/server.js', { ...shipped, WEBHOOK_CONCURRENCY: '0' }, '/readyz');
-  // Every createPet of both servers then writes its event and queues one delivery.
+  const service = await start('service', 'dist/src/server.js', { ...shipped, DATABASE_URL: serviceProxy.databaseUrl, WEBHOOK_CONCURRENCY: '0' }, '/readyz');
+  // Every change of both servers then writes its events and queues one delivery for each the account reads.
   await subscribe(service.baseUrl, db.key, receiver.url);
-  const ceiling = await start('ceiling', 'dist/bench/baselineServer.js', { ...db.env, ORDER_OWNER: String(db.owner), OPEN_ORDERS_ENTERPRISE: String(db.maxOpenOrders) }, '/pets/1');
+  const ceiling = await start('ceiling', 'dist/bench/baselineServer.js', { DATABASE_URL: ceilingProxy.databaseUrl, ORDER_OWNER: String(db.owner), OPEN_ORDERS_ENTERPRISE: String(db.maxOpenOrders) }, '/pets/1');
   // The baseline build as the service runs (its workers off too), its account subscribed the same way.
-  const baseline = baselineBuild && baselineDb
-    ? await start('baseline', path.join(baselineBuild.root, 'dist/src/server.js'), { ...shipped, ...baselineDb.env, WEBHOOK_CONCURRENCY: '0' }, '/readyz')
+  const baseline = baselineBuild && baselineDb && baselineProxy
+    ? await start('baseline', path.join(baselineBuild.root, 'dist/src/server.js'), { ...shipped, DATABASE_URL: baselineProxy.databaseUrl, WEBHOOK_CONCURRENCY: '0' }, '/readyz')
     : undefined;
   // Its own receiver: its deliveries are counted apart from the service's (their event ids overlap).
   const baselineReceiver = baseline ? await startReceiver() : undefined;
@@ -146,20 +167,32 @@ async function main(): Promise<Report> {
     return { name: `service ${op} 304`, url: `${service.baseUrl}/v1${path}`, pid: service.pid, headers: { ...auth, 'if-none-match': etag }, expect: 304 };
   };
   // Right after the service's createPet: in every round, forwards or backwards, the service's runs next to both others.
-  const baselineCreates: Arm[] = baseline && baselineDb
-    ? [{ name: 'baseline createPet', url: `${baseline.baseUrl}/v1/pets`, pid: baseline.pid, ...post({ body: newPet }), headers: { ...json, authorization: `Bearer ${baselineDb.key}` } }]
-    : [];
-  const chosen = creates ? [...pairs.createPet, ...baselineCreates, ...pairs.placeOrder] : webhooks ? [...pairs.createPet, ...baselineCreates] : [
-    ...pairs.listPets, await notModified('listPets limit=20', '/pets?limit=20'), ...pairs.listPetsByCategory, ...pairs.getPet,
-    await notModified('getPet', '/pets/1'), ...pairs.createPet, ...baselineCreates, ...pairs.updatePet, ...pairs.placeOrder, ...pairs.listOrders,
+  const baselineArm = (op: string, path: string, extra: Partial<Arm>): Arm[] =>
+    baseline && baselineDb ? [{ name: `baseline ${op}`, url: `${baseline.baseUrl}/v1${path}`, pid: baseline.pid, ...extra, headers: { ...extra.headers, authorization: `Bearer ${baselineDb.key}` } }] : [];
+  const baselineCreates = baselineArm('createPet', '/pets', post({ body: newPet }));
+  // Issue 45's target: one account's placeOrder against the baseline build's, each taking pets of its own database.
+  const baselineOrders = baselineArm('placeOrder', '/store/orders', post({ next: () => ({ body: JSON.stringify({ petId: baselineDb!.nextPet() }) }) }));
+  // createPet with a new Idempotency-Key each (issue 45: at most one round trip more), the service's and the baseline build's; the ceiling keeps no keys.
+  const keyed = (): Partial<Arm> => post({ next: () => ({ body: newPet, headers: { 'idempotency-key': randomUUID() } }) });
+  const keyedCreates: Arm[] = [
+    { name: 'service createPet with Idempotency-Key', url: `${service.baseUrl}/v1/pets`, pid: service.pid, ...keyed(), headers: { ...json, ...auth } },
+    ...baselineArm('createPet with Idempotency-Key', '/pets', keyed()),
   ];
+  const chosen = creates ? [...pairs.createPet, ...baselineCreates, ...pairs.placeOrder, ...baselineOrders] : webhooks ? [...pairs.createPet, ...baselineCreates] : [
+    ...pairs.listPets, await notModified('listPets limit=20', '/pets?limit=20'), ...pairs.listPetsByCategory, ...pairs.getPet,
+    await notModified('getPet', '/pets/1'), ...pairs.createPet, ...baselineCreates, ...keyedCreates, ...pairs.updatePet, ...pairs.placeOrder, ...baselineOrders, ...pairs.listOrders,
+  ];
+  // Round trips per request of every arm, from its server's proxy.
+  const proxyOf = (arm: Arm) => (arm.pid === service.pid ? serviceProxy : arm.pid === ceiling.pid ? ceilingProxy : arm.pid === baseline?.pid ? baselineProxy : undefined);
+  const proxies = new Map(chosen.flatMap((arm): Array<[string, Proxy]> => { const p = proxyOf(arm); return p ? [[arm.name, p]] : []; }));
+  const roundTrips = countRoundTrips(proxies);
   // pg_locks while each createPet arm runs: an advisory lock held or awaited in its database.
   const dbName = (url: string) => new URL(url).pathname.slice(1);
   const watched = new Map([...pairs.createPet, ...baselineCreates].map((arm) => [arm.name, dbName(arm === baselineCreates[0] ? baselineDb!.env.DATABASE_URL : db.env.DATABASE_URL)]));
   const locks = await watchAdvisoryLocks(adminUrl, watched);
   cleanups.push(locks.close);
   log(`Throughput and CPU: ${settings.rounds} paired rounds of ${settings.seconds} s per arm at ${settings.connections} connections…`);
-  const throughput = await pairedRounds(chosen, settings.rounds, { ...settings, onMeasured, around: locks.around });
+  const throughput = await pairedRounds(chosen, settings.rounds, { ...settings, onMeasured, around: (arm, run) => locks.around(arm, () => roundTrips(arm, run)) });
 
   let latency = new Map<string, Measurement[]>();
   let rate = 0;
@@ -196,6 +229,7 @@ async function main(): Promise<Report> {
     quick,
     creates,
     webhooks,
+    roundTripDelayMs,
     settings,
     rate,
     throughput,

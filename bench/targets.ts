@@ -24,5 +24,16 @@ export function build(): void {
 export async function startTarget(name: string, entry: string, env: Record<string, string>, readyPath: string): Promise<Target> {
   // stdout ignored: at LOG_LEVEL=info the service writes a line per request, as it does in production.
   const server = await startServer(entry, { NODE_ENV: 'production', ...env }, { readyPath, stdout: 'ignore' });
-  return { name, baseUrl: server.baseUrl, metricsUrl: server.metricsUrl, pid: server.child.pid!, stop: server.stop };
+  // A server that dies mid-run says why (else the run only finds its /proc entry gone).
+  let stopping = false;
+  let stderr = '';
+  server.child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  server.child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`${name} (pid ${server.child.pid}) exited with ${code ?? signal}:\n${stderr}\n`);
+  });
+  const stop = () => {
+    stopping = true;
+    return server.stop();
+  };
+  return { name, baseUrl: server.baseUrl, metricsUrl: server.metricsUrl, pid: server.child.pid!, stop };
 }
