@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { stabilityOf, type Stability } from '../../src/openapi/document.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The released /v1 document, relative to the repository. */
@@ -30,12 +31,6 @@ export function ensureTool(log: (line: string) => void = () => {}): void {
   if (npm.status !== 0 || !existsSync(OPTIC)) throw new Error(`could not install Optic in ${TOOL_DIR} (npm ci exited ${npm.status})`);
 }
 
-type Stability = 'stable' | 'beta' | 'experimental';
-const badged = (op: Operation, name: string): boolean =>
-  Array.isArray(op['x-badges']) && op['x-badges'].some((badge) => (badge as { name?: unknown } | null)?.name === name);
-export const isExperimental = (op: Operation): boolean => badged(op, 'Experimental');
-/** The operation's stability level, by its Redocly x-badges (the one marker): none is stable. */
-export const stabilityOf = (op: Operation): Stability => (isExperimental(op) ? 'experimental' : badged(op, 'Beta') ? 'beta' : 'stable');
 const RANK: Record<Stability, number> = { experimental: 0, beta: 1, stable: 2 };
 
 /** When a deprecated operation may be removed (its x-deprecation.sunset), or undefined. */
@@ -124,7 +119,7 @@ export function prepare(releasedDoc: Json, currentDoc: Json, now = new Date()): 
   for (const [key, op] of before) {
     const sunset = sunsetOf(op);
     const passed = sunset !== undefined && sunset <= now;
-    if (isExperimental(op)) exempt.set(key, 'experimental');
+    if (stabilityOf(op) === 'experimental') exempt.set(key, 'experimental');
     else if (op.deprecated && passed) exempt.set(key, `deprecated, Sunset ${sunset.toISOString()} passed`);
     else if (stabilityOf(op) === 'beta' && passed) exempt.set(key, `beta, the change announced by x-deprecation, sunset ${sunset.toISOString()} passed`);
   }

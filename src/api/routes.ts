@@ -3,7 +3,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import type { components } from '../../generated/openapi.js';
 import { errors } from '../errors/apiError.js';
 import { continueIfExpected } from '../http/protocolAnswers.js';
-import { operationsById, queryParameterNames, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
+import { operationsById, queryParameterNames, stabilityOf, type OpenApiDocument, type OperationObject } from '../openapi/document.js';
 import type { OperationHandlers } from '../openapi/operationTypes.js';
 
 export interface RoutesOptions {
@@ -94,17 +94,10 @@ export function documentedHeaders(operation: OperationObject, urlOf: (operationI
       sunset: new Date(deprecation.sunset).toUTCString(),
       ...(deprecation.successor && { link: `<${urlOf(deprecation.successor)}>; rel="successor-version"` }),
     }),
-    ...(stability && { 'api-stability': stability }),
+    ...(stability !== 'stable' && { 'api-stability': stability }),
   };
 }
 
-/** `experimental` or `beta` from the operation's badge; undefined for a stable operation (no badge). */
-export function stabilityOf(operation: OperationObject): 'experimental' | 'beta' | undefined {
-  const names = new Set((operation['x-badges'] ?? []).map((badge) => badge.name));
-  if (names.has('Experimental')) return 'experimental';
-  if (names.has('Beta')) return 'beta';
-  return undefined;
-}
 
 /**
  * A query parameter the operation does not define is refused, not ignored (docs/API-BEHAVIOUR.md):

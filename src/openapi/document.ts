@@ -59,6 +59,16 @@ export function enumValues<K extends keyof Schemas>(doc: OpenApiDocument, name: 
   return values as Array<Extract<Schemas[K], string>>;
 }
 
+/** An operation's stability level (docs/API-BEHAVIOUR.md, Stability). */
+export type Stability = 'stable' | 'beta' | 'experimental';
+
+/** The level from the operation's Redocly `x-badges`, the one marker: `Experimental`, `Beta`, or none for stable. */
+export function stabilityOf(operation: { 'x-badges'?: unknown }): Stability {
+  const badges: unknown[] = Array.isArray(operation['x-badges']) ? operation['x-badges'] : [];
+  const names = new Set(badges.map((badge) => (badge as { name?: unknown } | null)?.name));
+  return names.has('Experimental') ? 'experimental' : names.has('Beta') ? 'beta' : 'stable';
+}
+
 /** An OpenAPI path template (`/pets/{petId}`) as a Fastify route path (`/pets/:petId`). */
 export const toRoutePath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 

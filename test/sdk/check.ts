@@ -11,7 +11,7 @@ import { parseCommandLine } from '../../scripts/lib/cli.js';
 import { startServer } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratchDir.js';
 import { projectRoot } from '../../src/paths.js';
-import { loadDocument, operationsById } from '../../src/openapi/document.js';
+import { loadDocument, operationsById, stabilityOf } from '../../src/openapi/document.js';
 import { startHookReceiver } from './receiver.js';
 
 const USAGE = `Usage: npm run sdk:check [-- --language <name>]
@@ -49,9 +49,9 @@ const STABILITY_CHECKED = ['getAccount', 'listEvents', 'createWebhookEndpoint'];
 const byId = operationsById(loadDocument());
 const stabilityEnv = Object.fromEntries(
   STABILITY_CHECKED.map((id) => {
-    const badge = byId.get(id)?.operation['x-badges']?.[0]?.name;
-    if (!byId.has(id)) throw new Error(`openapi.yaml has no operation ${id}`);
-    return [`SDK_STABILITY_${id.toUpperCase()}`, badge ? badge.toLowerCase() : 'stable'];
+    const entry = byId.get(id);
+    if (!entry) throw new Error(`openapi.yaml has no operation ${id}`);
+    return [`SDK_STABILITY_${id.toUpperCase()}`, stabilityOf(entry.operation)];
   }),
 );
 const sdkDir = path.join(projectRoot, 'test', 'sdk');
