@@ -25,10 +25,11 @@ const lapsed = (now: string, t = '') => `(${t}status = 'placed' AND ${t}expires_
  * updatedAt), before the sweep writes it so (EXPIRE_DUE writes the very same values).
  */
 const shownColumns = (now: string, t = '') =>
-  `${t}id AS id, ${t}pet_id AS "petId", CASE WHEN ${lapsed(now, t)} THEN 'expired' ELSE ${t}status END AS status, ${isoTimestamp(`${t}created_at`)} AS "createdAt", ${isoTimestamp(`CASE WHEN ${lapsed(now, t)} THEN ${t}expires_at ELSE ${t}updated_at END`)} AS "updatedAt", ${isoTimestamp(`${t}expires_at`)} AS "expiresAt"`;
-/** An order as a change left it (no hold to compare: a change's row is never a lapsed placed one). */
-const columns = (t = '') =>
-  `${t}id AS id, ${t}pet_id AS "petId", ${t}status AS status, ${isoTimestamp(`${t}created_at`)} AS "createdAt", ${isoTimestamp(`${t}updated_at`)} AS "updatedAt", ${isoTimestamp(`${t}expires_at`)} AS "expiresAt"`;
+  columns(t, `CASE WHEN ${lapsed(now, t)} THEN 'expired' ELSE ${t}status END`, `CASE WHEN ${lapsed(now, t)} THEN ${t}expires_at ELSE ${t}updated_at END`);
+/** An order as a change left it (no hold to compare: a change's row is never a lapsed placed one), or with the status and update time given. */
+function columns(t = '', status = `${t}status`, updatedAt = `${t}updated_at`) {
+  return `${t}id AS id, ${t}pet_id AS "petId", ${status} AS status, ${isoTimestamp(`${t}created_at`)} AS "createdAt", ${isoTimestamp(updatedAt)} AS "updatedAt", ${isoTimestamp(`${t}expires_at`)} AS "expiresAt"`;
+}
 const COLUMNS = columns();
 
 /**
