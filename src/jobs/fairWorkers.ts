@@ -123,12 +123,15 @@ export function startFairWorkers<T extends object>(
     }
     if (toSettle.size > 0) flushTimer = setTimeout(flush, SETTLE_WITHIN_MS);
   }
-  /** Still active in pg-boss: back to wait, counted in `ending` again, and tried once more later. */
+  /** takeEnded undone for items not settled after all (still active in pg-boss): first in line again, flushed within `afterMs`. */
+  function giveBack(bucket: number, items: Ended[], afterMs: number) {
+    toSettle.set(bucket, [...items, ...(toSettle.get(bucket) ?? [])]);
+    add(ending, bucket, items.length);
+    flushTimer ??= setTimeout(flush, afterMs);
+  }
   function retrySettling(bucket: number, item: Ended, err: Error) {
     hooks.onError(err);
-    toSettle.set(bucket, [item, ...(toSettle.get(bucket) ?? [])]);
-    add(ending, bucket, 1);
-    flushTimer ??= setTimeout(flush, SETTLE_RETRY_MS);
+    giveBack(bucket, [item], SETTLE_RETRY_MS);
   }
   const settleLater = (bucket: number, attempt: JobAttempt, error?: Error) =>
     new Promise<void>((done, failed) => {
@@ -259,9 +262,7 @@ export function startFairWorkers<T extends object>(
           for (const e of settling) e.done();
         } catch (err) {
           // Not settled with the claim: on their own, once no claim of the bucket is under way.
-          add(ending, bucket, settling.length);
-          toSettle.set(bucket, [...settling, ...(toSettle.get(bucket) ?? [])]);
-          flushTimer ??= setTimeout(flush, SETTLE_WITHIN_MS);
+          giveBack(bucket, settling, SETTLE_WITHIN_MS);
           throw err;
         }
       } catch (err) {
