@@ -104,19 +104,24 @@ export function queryParameterNames(doc: OpenApiDocument, entry: OperationEntry)
   const parameters = [...(item?.parameters ?? []), ...((entry.operation.parameters as unknown[] | undefined) ?? [])];
   const names = new Set<string>();
   for (const parameter of parameters) {
-    const resolved = resolveLocalRef(doc, parameter) as { name?: string; in?: string };
+    const resolved = resolveRef(doc, parameter) as { name?: string; in?: string };
     if (resolved.in === 'query' && resolved.name) names.add(resolved.name);
   }
   return names;
 }
 
-/** A `#/...` reference of the document, followed (other objects as they are). */
-function resolveLocalRef(doc: OpenApiDocument, value: unknown): unknown {
-  const ref = (value as { $ref?: unknown } | null)?.$ref;
-  if (typeof ref !== 'string') return value;
-  if (!ref.startsWith('#/')) throw new Error(`openapi.yaml: only local references are supported, not ${ref}`);
-  const target = ref.slice(2).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], doc);
-  if (target === undefined) throw new Error(`openapi.yaml: ${ref} does not exist`);
-  return resolveLocalRef(doc, target);
+/** A local `$ref` (`#/components/...`) followed to what it names; anything else as it is. */
+export function resolveRef(doc: OpenApiDocument, value: unknown): Record<string, unknown> {
+  let node = value as Record<string, unknown>;
+  for (let hops = 0; typeof node?.$ref === 'string'; hops++) {
+    const ref = node.$ref as string;
+    if (!ref.startsWith('#/') || hops > 16) throw new Error(`openapi.yaml: cannot follow $ref ${ref}`);
+    node = ref
+      .slice(2)
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<any>((at, part) => at?.[part], doc);
+    if (node === undefined) throw new Error(`openapi.yaml: $ref ${ref} names nothing`);
+  }
+  return node;
 }

@@ -1,20 +1,4 @@
-import { methodsOf, type OpenApiDocument } from './document.js';
-
-/** A local `$ref` (`#/components/...`) followed to what it names; anything else as it is. */
-function resolve(doc: OpenApiDocument, value: unknown): Record<string, unknown> {
-  let node = value as Record<string, unknown>;
-  for (let hops = 0; typeof node?.$ref === 'string'; hops++) {
-    const ref = node.$ref as string;
-    if (!ref.startsWith('#/') || hops > 16) throw new Error(`openapi.yaml: cannot follow $ref ${ref}`);
-    node = ref
-      .slice(2)
-      .split('/')
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<any>((at, part) => at?.[part], doc);
-    if (node === undefined) throw new Error(`openapi.yaml: $ref ${ref} names nothing`);
-  }
-  return node;
-}
+import { methodsOf, resolveRef, type OpenApiDocument } from './document.js';
 
 /** Header names once each, compared case-insensitively (HTTP field names are), first spelling kept, sorted. */
 export function distinctNames(names: Iterable<string>): string[] {
@@ -30,7 +14,7 @@ export function headerParameterNames(doc: OpenApiDocument): string[] {
     const operations = methodsOf(item).map((m) => item[m]!);
     for (const parameters of [(item as Record<string, unknown>).parameters, ...operations.map((op) => op.parameters)]) {
       for (const p of (parameters ?? []) as unknown[]) {
-        const parameter = resolve(doc, p);
+        const parameter = resolveRef(doc, p);
         if (parameter.in === 'header') names.push(parameter.name as string);
       }
     }
@@ -44,7 +28,7 @@ export function responseHeaderNames(doc: OpenApiDocument): string[] {
   for (const item of Object.values(doc.paths)) {
     for (const method of methodsOf(item)) {
       for (const response of Object.values(item[method]!.responses ?? {})) {
-        names.push(...Object.keys(resolve(doc, response).headers ?? {}));
+        names.push(...Object.keys(resolveRef(doc, response).headers ?? {}));
       }
     }
   }
