@@ -1,21 +1,19 @@
 /**
  * The ceiling for the service: bare Fastify running the service's own SQL (src/pets/sql.ts,
- * src/orders/sql.ts: statement text only; pg-boss's own job insert) through a plain pg.Pool of
- * the same size, and nothing else of the service: no authentication, rate limits, validation,
- * logging, metrics or response schema. Orders are those of the API key whose id is ORDER_OWNER.
- * Its writes (createPet, updatePet, placeOrder) do the service's database work, checks, events and
- * delivery jobs included, in one round trip each (ceilingWrites.ts): fewer round trips, never less work.
- * Its createPet takes whatever lock src/pets/sql.ts's statement takes, and no other: GET
- * /statements answers the statements it runs, and the report says whether they lock.
+ * src/orders/sql.ts: statement text only, and the write functions of migration 018) through a
+ * plain pg.Pool of the same size, and nothing else of the service: no authentication, rate limits,
+ * validation, logging, metrics or response schema. Orders are those of the API key whose id is
+ * ORDER_OWNER. Its writes (createPet, updatePet, placeOrder) are the service's own function calls,
+ * checks, events and delivery intents included, one round trip each: the same database work.
+ * Its createPet takes whatever lock the function takes, and no other: GET /statements answers the
+ * functions it runs, and the report says whether they lock.
  */
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyReply } from 'fastify';
-import { PgBoss } from 'pg-boss';
 import pg from 'pg';
-import { enqueueDeliveries } from '../src/webhooks/queue.js';
+import { refusalOf } from '../src/db/refusal.js';
+import { errorStatuses } from '../src/errors/apiError.js';
 import * as orders from '../src/orders/sql.js';
-import { CREATE_WITH_EVENT, GET, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS } from '../src/pets/sql.js';
-import { ceilingFunctions, refusalOf } from './ceilingWrites.js';
+import { GET, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS } from '../src/pets/sql.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
 pool.on('error', () => {});
@@ -36,23 +34,19 @@ app.get<{ Params: { id: string } }>('/pets/:id', async (request, reply) => {
   return rows[0] ?? reply.code(404).send();
 });
 
-/**
- * The statement pg-boss runs for the service's delivery jobs (src/webhooks/queue.ts), taken once from
- * pg-boss itself at start (the service has made its queue): requests run it on the pool directly.
- */
-async function jobInsertStatement(): Promise<string> {
-  const boss = new PgBoss({ connectionString: process.env.DATABASE_URL, max: 1, schedule: false, supervise: false, migrate: false });
-  await boss.start();
-  let statement = '';
-  const recorder = { query: async (text: string) => ((statement = text), { rows: [] }) } as unknown as pg.PoolClient;
-  await enqueueDeliveries(boss, recorder, [{ eventId: 0, endpointId: 0, accountId: 0, series: randomUUID(), attempt: 1 }]);
-  await boss.stop({ graceful: false, close: true });
-  return statement;
+/** The functions one createPet runs (migration 018), as the database holds them. */
+async function createPetFunctions(): Promise<Record<string, string>> {
+  const names = ['create_pet', 'idempotency_claim', 'idempotency_save', 'record_event', 'pet_object'];
+  const { rows } = await pool.query<{ name: string; def: string }>(
+    `SELECT p.proname AS name, pg_get_functiondef(p.oid) AS def FROM pg_proc p WHERE p.proname = ANY ($1) AND p.pronamespace = 'public'::regnamespace`,
+    [names],
+  );
+  return Object.fromEntries(rows.map((r) => [`migration 018 ${r.name}`, r.def]));
 }
-const JOB_INSERT = await jobInsertStatement();
+const CREATE_PET_FUNCTIONS = await createPetFunctions();
 
 // What createPet runs, as text, for the benchmark to check (bench/locks.ts: does it take an advisory lock?).
-app.get('/statements', async () => ({ createPet: { 'src/pets/sql.ts CREATE_WITH_EVENT': CREATE_WITH_EVENT, "pg-boss's job insert": JOB_INSERT } }));
+app.get('/statements', async () => ({ createPet: CREATE_PET_FUNCTIONS }));
 
 // The benchmark key's account: it places the orders and creates and changes the pets, as through the service.
 const owner = Number(process.env.ORDER_OWNER ?? 1);
@@ -60,33 +54,28 @@ const MAX_OPEN_ORDERS = Number(process.env.OPEN_ORDERS_ENTERPRISE ?? 1_000_000_0
 // The service's default hold (ORDER_HOLD_SECONDS): the statement is the same whatever it is.
 const HOLD_SECONDS = Number(process.env.ORDER_HOLD_SECONDS ?? 259_200);
 
-// Every write is the service's database work in one round trip: a function running its statements (ceilingWrites.ts).
-await pool.query(ceilingFunctions(JOB_INSERT));
-/** One write: the function's answer, or the status of its refusal (which rolled it back). */
+/** One write: the function's answer's body, or the status of its refusal (which rolled it back). */
 async function write(reply: FastifyReply, status: number, sql: string, params: unknown[]) {
   try {
-    const { rows } = await pool.query<{ r: unknown }>(sql, params);
-    return reply.code(status).send(rows[0]!.r);
+    const { rows } = await pool.query<{ r: { body: unknown } }>(sql, params);
+    return reply.code(status).send(rows[0]!.r.body);
   } catch (err) {
     const refused = refusalOf(err);
     if (refused === undefined) throw err;
-    return reply.code(refused).send();
+    return reply.code(errorStatuses[refused.code as keyof typeof errorStatuses] ?? 500).send();
   }
 }
 
-// The service's transaction (src/pets/repository.ts create()): the pet with its event in one statement, then a delivery job per subscribed endpoint.
+// The service's calls (src/pets/repository.ts, src/orders/repository.ts), without an Idempotency-Key.
 app.post<{ Body: { name: string; categoryId: number; status?: string } }>('/pets', async (request, reply) =>
-  write(reply, 201, 'SELECT bench_create_pet($1, $2, $3, $4) AS r', [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]),
+  write(reply, 201, 'SELECT create_pet($1, $2, $3, $4, NULL) AS r', [request.body.name, request.body.categoryId, request.body.status ?? 'available', owner]),
 );
-// src/pets/repository.ts update(): the release of an ended hold, the pet's lock, its creator, the order holding a changed status, the change, its event and jobs.
 app.patch<{ Params: { id: string }; Body: { name?: string; categoryId?: number; status?: string } }>('/pets/:id', async (request, reply) => {
   const patch = request.body;
-  return write(reply, 200, 'SELECT bench_update_pet($1, $2, $3, $4, $5, $6) AS r', [Number(request.params.id), patch.name ?? null, patch.categoryId ?? null, patch.status ?? null, owner, new Date()]);
+  return write(reply, 200, 'SELECT update_pet($1, $2, $3, $4, $5, NULL, $6, NULL) AS r', [Number(request.params.id), patch.name ?? null, patch.categoryId ?? null, patch.status ?? null, owner, new Date()]);
 });
-
-// src/orders/repository.ts place(): the account's lock, the release of the pet's ended hold, the guarded placement, then order.placed and pet.updated with their jobs.
 app.post<{ Body: { petId: number } }>('/store/orders', async (request, reply) =>
-  write(reply, 201, 'SELECT bench_place_order($1, $2, $3, $4, $5) AS r', [request.body.petId, owner, MAX_OPEN_ORDERS, HOLD_SECONDS, new Date()]),
+  write(reply, 201, 'SELECT place_order($1, $2, $3, $4, $5, NULL) AS r', [request.body.petId, owner, MAX_OPEN_ORDERS, HOLD_SECONDS, new Date()]),
 );
 app.get<{ Querystring: { limit?: string } }>('/store/orders', async (request) => {
   const limit = Number(request.query.limit ?? 20);

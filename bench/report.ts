@@ -23,7 +23,7 @@ export interface Report {
   baselineEvents?: EventsResult;
   /** What createPet locks, and the baseline build it is compared with (issue 35). */
   createPet: {
-    /** The advisory-lock functions in the ceiling's createPet statements (src/pets/sql.ts, pg-boss's job insert): none for a lock-free ceiling. */
+    /** The advisory-lock functions in the ceiling's createPet functions (migration 018's create_pet and what it calls): none for a lock-free ceiling. */
     ceilingLocks: string[];
     /** pg_locks sampled while each createPet arm ran. */
     locksSeen: Map<string, LockSamples>;
@@ -147,7 +147,7 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   out();
   const locks = r.createPet.ceilingLocks;
   const lockFree = locks.length === 0;
-  out(`The ceiling's createPet runs src/pets/sql.ts's statement (the one the service's repository runs) and pg-boss's job insert, and nothing else: ${lockFree ? '**they take no advisory lock**, so the ceiling is lock-free' : `**they take an advisory lock** (\`${locks.join('`, `')}\`), so this ceiling is not the lock-free one of the target and the first row cannot be met`}.`);
+  out(`The ceiling's createPet calls migration 018's create_pet (the call the service's repository makes), and nothing else: ${lockFree ? '**they take no advisory lock**, so the ceiling is lock-free' : `**they take an advisory lock** (\`${locks.join('`, `')}\`), so this ceiling is not the lock-free one of the target and the first row cannot be met`}.`);
   out();
   out('| measure | ratio | rounds | target | met |');
   out('|---|---:|---|---|---|');
@@ -169,7 +169,7 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   out();
   out('## Targets: events and webhooks');
   out();
-  out('Every server\'s createPet (ceiling, service, baseline build) writes the pet, its `pet.created` event and its reader row in one statement, then queues one pg-boss delivery job for the one endpoint subscribed (to every event type: a receiver in the benchmark answering 204), in one transaction; updatePet and placeOrder queue one for each event the account reads (`pet.updated`; `order.placed`).');
+  out('Every server\'s createPet (ceiling, service, baseline build) writes the pet, its `pet.created` event, its reader row and the delivery for the one endpoint subscribed (to every event type: a receiver in the benchmark answering 204); updatePet and placeOrder one for each event the account reads (`pet.updated`; `order.placed`). The ceiling and the service write each delivery as an intent in the outbox, in the write\'s one call (migration 018); the service\'s dispatcher turns intents into pg-boss jobs in batches, in the background, on its CPU; the ceiling leaves them in its outbox. The baseline build queues a pg-boss job in the request\'s transaction.');
   out();
   out('| measure | value | rounds | target | met |');
   out('|---|---:|---|---|---|');

@@ -10,7 +10,6 @@ import type { Config } from './config.js';
 import databasePlugin from './db/plugin.js';
 import docsPlugin from './docs/plugin.js';
 import errorsPlugin, { handleError } from './errors/plugin.js';
-import { eventsRepository, type EventRecorder } from './events/repository.js';
 import { eventRetentionSchedule } from './events/retention.js';
 import healthPlugin from './health/plugin.js';
 import corsPlugin from './http/cors.js';
@@ -38,8 +37,8 @@ import webhooksPlugin from './webhooks/plugin.js';
  * every minute (orders/expiry.ts), retention hourly: events (events/retention.ts) and Idempotency-Keys
  * (idempotency/retention.ts). buildApp gives them to the scheduler (app.jobs.schedule).
  */
-export const serviceSchedules = (pool: pg.Pool, events: EventRecorder): Schedule[] => [
-  orderExpirySchedule(pool, events),
+export const serviceSchedules = (pool: pg.Pool, eventsQueued: () => void): Schedule[] => [
+  orderExpirySchedule(pool, eventsQueued),
   eventRetentionSchedule(pool),
   idempotencyKeyExpirySchedule(pool),
 ];
@@ -107,7 +106,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<F
   // (webhooks/; its workers stop, finishing what they hold, within a delivery's timeout and 5 s), and the sweeps.
   await app.register(jobsPlugin, { config, clock, stopTimeoutMs: config.webhooks.timeoutMs + 5000 });
   await app.register(webhooksPlugin, { config });
-  for (const { queue, cron, run } of serviceSchedules(app.database.pool, eventsRepository(app.database.pool, app.jobs.boss))) await app.jobs.schedule(queue, cron, run);
+  for (const { queue, cron, run } of serviceSchedules(app.database.pool, app.webhooks.outboxWritten)) await app.jobs.schedule(queue, cron, run);
 
   await app.register(healthPlugin);
   await app.register(docsPlugin, { doc, apiUrl: `${config.publicBaseUrl}${basePath}` });

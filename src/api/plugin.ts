@@ -61,9 +61,11 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
   const pool = app.database.pool;
   const events = eventsRepository(pool, app.jobs.boss);
   const deliveriesUrl = urlOf('listWebhookDeliveries');
-  const orders = ordersRepository(pool, events, { holdSeconds: config.orderHoldSeconds, clock: opts.clock });
+  // A write that queued deliveries tells this instance's outbox dispatcher (webhooks/), which sends them on at once.
+  const eventsQueued = app.webhooks.outboxWritten;
+  const orders = ordersRepository(pool, { holdSeconds: config.orderHoldSeconds, clock: opts.clock, eventsQueued });
   const handlers = {
-    ...petHandlers({ pets: petsRepository(pool, events, { clock: opts.clock, releaseLapsedHold: orders.releaseLapsedHold }), urls: resourceUrls('getPet', 'listPets') }),
+    ...petHandlers({ pets: petsRepository(pool, { clock: opts.clock, eventsQueued }), urls: resourceUrls('getPet', 'listPets') }),
     ...orderHandlers({ orders, urls: resourceUrls('getOrder', 'listOrders'), openOrders: config.openOrders }),
     ...eventHandlers({ events, listUrl: (query) => `${urlOf('listEvents')}?${query}`, seriesBoundSeconds: seriesBoundSeconds(config.webhooks) }),
     ...webhookHandlers({

@@ -5,7 +5,6 @@ import type { components } from '../../generated/openapi.js';
 import { withTransaction } from '../db/transaction.js';
 import { REDELIVERIES_PER_HOUR } from '../limits.js';
 import { enqueueDeliveries } from '../webhooks/queue.js';
-import { eventFrom } from './sql.js';
 import { isoTimestamp } from '../db/isoTimestamp.js';
 import { pageOf } from '../pagination/keysetPage.js';
 import { belowHorizon } from '../pagination/commitOrder.js';
@@ -21,9 +20,6 @@ export interface EventPosition {
 
 /** An event as the document's Event. */
 export const EVENT_COLUMNS = `'evt_' || e.id AS id, e.type, ${isoTimestamp('e.created_at')} AS "createdAt", jsonb_build_object('object', e.object) AS data`;
-
-/** $1 type, $2 object, $3 readers' account ids. */
-const RECORD = `WITH given AS (SELECT), ${eventFrom('given', { type: '$1::text', object: '$2::jsonb', recipients: '$3::bigint[]' })}`;
 
 /**
  * One account's events in (xid, id) order, commit-ordered (pagination/commitOrder.ts): only
@@ -65,36 +61,9 @@ export class RedeliveryRefused extends Error {
   }
 }
 
-/** What a statement built with `eventFrom` answers: the event and its subscribed endpoints, each `[endpoint id, account id]`. */
-export interface WrittenEvent {
-  eventId: number;
-  endpoints: Array<Array<string | number>>;
-}
-
-/** Events: written with each change (`record`), read by the accounts they belong to. */
+/** Events, read by the accounts they belong to (each change writes its own: migration 018's record_event); redelivered on request. */
 export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
   return {
-    /**
-     * In the change's transaction: the event, its readers, and one delivery job per subscribed
-     * enabled endpoint. One job per endpoint rather than one fan-out job per event: a change
-     * nobody subscribes to queues nothing, and each endpoint's retries and failures are its own,
-     * so a slow or failing endpoint never holds up another's delivery.
-     */
-    async record(client: pg.PoolClient, type: EventType, object: object, recipients: Array<number | null>): Promise<void> {
-      const { rows } = await client.query<WrittenEvent>(RECORD, [type, object, recipients]);
-      await this.enqueue(client, rows[0]!);
-    },
-
-    /** The delivery jobs of an event a statement built with `eventFrom` wrote, in the same transaction. */
-    async enqueue(client: pg.PoolClient, written: WrittenEvent): Promise<void> {
-      const { eventId, endpoints } = written;
-      await enqueueDeliveries(
-        boss,
-        client,
-        endpoints.map(([id, accountId]) => ({ eventId, endpointId: Number(id), accountId: Number(accountId), series: randomUUID(), attempt: 1 })),
-      );
-    },
-
     /** A page of the account's events; `hasMore` when at least one more follows. */
     async list(accountId: number, opts: { limit: number; type?: EventType; after?: EventPosition }): Promise<{ rows: Array<Event & { xid: string }>; hasMore: boolean }> {
       const params: unknown[] = [accountId, opts.after?.xid ?? '0', opts.after?.id ?? 0, opts.limit + 1];
@@ -134,5 +103,3 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
 }
 
 export type EventsRepository = ReturnType<typeof eventsRepository>;
-/** What the pet and order repositories need: writing an event in their transaction. */
-export type EventRecorder = Pick<EventsRepository, 'record' | 'enqueue'>;

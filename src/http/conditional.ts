@@ -13,12 +13,8 @@ export const strongEtag = (version: number) => `"${version}"`;
 /** A weak tag of a representation's bytes (a page whose content is the same has the same tag). */
 export const weakEtag = (body: string) => `W/"${hash('sha1', body, 'base64url')}"`;
 
-/** If-Match (§13.1.1): absent, `*` (the resource exists) or a list holding `current` by strong comparison. */
-export function ifMatchHolds(header: string | undefined, current: string): boolean {
-  if (header === undefined) return true;
-  const tags = tagsOf(header);
-  return tags.includes('*') || (!current.startsWith('W/') && tags.includes(current));
-}
+/** If-Match's tags as a write function compares them with the resource's strong tag (migration 018): null when absent. */
+export const ifMatchTags = (header: string | undefined): string[] | null => (header === undefined ? null : tagsOf(header));
 
 /** If-None-Match (§13.1.2) for GET: true when `current` is among the tags (weak comparison), so the answer is 304. */
 export function noneMatchFails(header: string | undefined, current: string): boolean {

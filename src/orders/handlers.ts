@@ -10,7 +10,7 @@ export function orderHandlers({ orders, urls, openOrders }: { orders: OrdersRepo
     async placeOrder(request, reply) {
       const { accountId, plan, maxOpenOrders } = request.apiKey!;
       const maxOpen = maxOpenOrders ?? openOrders[plan];
-      const order = await idempotent(request, reply, 'placeOrder', 201, (db) => orders.place(request.body.petId, accountId, maxOpen, db));
+      const { body: order } = await idempotent(request, reply, 'placeOrder', 201, (key) => orders.place(request.body.petId, accountId, maxOpen, key));
       reply.header('location', urls.item(order.id));
       return order;
     },

@@ -1,14 +1,11 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
+import { callWrite, type Refusal } from '../db/refusal.js';
 import { errors } from '../errors/apiError.js';
-import type { EventRecorder } from '../events/repository.js';
 import type { Clock } from '../clock.js';
-import type { Db } from '../idempotency/idempotent.js';
-import type { Pet, PetStatus } from '../pets/repository.js';
-import { inTransaction } from '../db/transaction.js';
-import { CANCEL, COMPLETE, GET, LIST, LIST_BY_STATUS, LOCK_OWNER, ORDER_STATUS, PET_AFTER, PET_STATUS, PLACE } from './sql.js';
+import { keyInUse, type IdempotencyKey, type WriteResult, type Written } from '../idempotency/idempotent.js';
+import { GET, LIST, LIST_BY_STATUS } from './sql.js';
 import { pageOf } from '../pagination/keysetPage.js';
-import { releaseLapsedHold } from './expiry.js';
 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
@@ -16,70 +13,61 @@ export type OrderStatus = components['schemas']['OrderStatus'];
 /** The one answer for an order the caller may not see, whether it is another account's or does not exist. */
 export const orderNotFound = (id: number) => errors.order_not_found(`Order ${id} not found.`);
 
+/** The answer to an order write's refusal (migration 018): `petId` for a placement, `orderId` and `target` for a transition, `maxOpen` the plan's cap. */
+function refused(at: { petId?: number; orderId?: number; target?: string; maxOpen?: number }, { code, detail }: Refusal): Error {
+  switch (code) {
+    case 'pet_not_found':
+      return errors.pet_not_found(`Pet ${at.petId} not found.`);
+    case 'pet_not_available':
+      return errors.pet_not_available(`Pet ${at.petId} is ${detail.status}, not available.`);
+    case 'too_many_open_orders':
+      return errors.too_many_open_orders(`The account already holds ${at.maxOpen} placed orders, its plan's most; complete or cancel one first.`);
+    case 'order_not_found':
+      return orderNotFound(at.orderId!);
+    // Expired, or placed past its hold and not yet swept: either way the hold is over.
+    case 'order_expired':
+      return errors.order_expired(`Order ${at.orderId} expired at ${detail.expiresAt}: its hold is over.`);
+    case 'invalid_order_transition':
+      return errors.invalid_order_transition(`Order ${at.orderId} cannot go from ${detail.status} to ${at.target}: only a placed order can.`);
+    case 'idempotency_key_in_use':
+      return keyInUse();
+    default:
+      return new Error(`unexpected refusal ${code}`);
+  }
+}
+
 /**
  * All SQL about orders, each read and change on behalf of the order's owner (`owner`: its account's id).
- * A change that cannot happen throws the error it is answered with; when a guarded statement matched
- * nothing, a second read finds why (a race may have moved the row since: the answer names what it found).
+ * Each write is one call of its function (migration 018), its own transaction, with its events and
+ * their delivery intents; a change that cannot happen is refused with the error it is answered with.
  * `holdSeconds`: how long a placed order holds its pet; `clock`: the one time every hold is written
- * with and checked against (injected, so tests move it; sql.ts says why not the database's).
+ * with and checked against (injected, so tests move it; sql.ts says why not the database's);
+ * `eventsQueued`: told after a write that queued deliveries.
  */
-export function ordersRepository(pool: pg.Pool, events: EventRecorder, opts: { holdSeconds: number; clock: Clock }) {
-  /**
-   * In the change's transaction: the order's event, for its owner and its pet's creator, and
-   * `pet.updated` for the pet's creator, since every order change moves its pet.
-   */
-  async function recordChange(client: pg.PoolClient, type: 'order.placed' | 'order.completed' | 'order.cancelled', order: Order, owner: number) {
-    const { createdBy, ...pet } = (await client.query<Pet & { createdBy: number | null }>(PET_AFTER, [order.petId])).rows[0]!;
-    await events.record(client, type, order, [owner, createdBy]);
-    await events.record(client, 'pet.updated', pet, [createdBy]);
+export function ordersRepository(pool: pg.Pool, opts: { holdSeconds: number; clock: Clock; eventsQueued: () => void }) {
+  async function write(at: Parameters<typeof refused>[0], sql: string, params: unknown[]): Promise<WriteResult<Order>> {
+    const result = await callWrite<WriteResult<Order>>(pool, sql, params, (refusal) => refused(at, refusal));
+    if ((result as Written<Order>).queued > 0) opts.eventsQueued();
+    return result;
   }
 
-  async function transition(sql: string, target: 'completed' | 'cancelled', id: number, owner: number): Promise<Order> {
-    return inTransaction(pool, async (client) => {
-      const { rows } = await client.query<Order>(sql, [id, owner, new Date(opts.clock())]);
-      if (rows[0]) {
-        await recordChange(client, `order.${target}`, rows[0], owner);
-        return rows[0];
-      }
-      const found = (await client.query<{ status: OrderStatus; expiresAt: string }>(ORDER_STATUS, [id, owner])).rows[0];
-      if (found === undefined) throw orderNotFound(id);
-      // Expired, or placed past its hold and not yet swept: either way the hold is over.
-      if (found.status === 'expired' || found.status === 'placed') throw errors.order_expired(`Order ${id} expired at ${found.expiresAt}: its hold is over.`);
-      throw errors.invalid_order_transition(`Order ${id} cannot go from ${found.status} to ${target}: only a placed order can.`);
-    });
+  async function transition(target: 'completed' | 'cancelled', id: number, owner: number): Promise<Order> {
+    const result = await write({ orderId: id, target }, 'SELECT transition_order($1, $2, $3, $4) AS r', [id, owner, new Date(opts.clock()), target]);
+    return result.body;
   }
 
   return {
     /**
      * Places the order, the pet moving to pending with it, while the owner holds fewer than
-     * `maxOpen` placed orders (in a transaction of its own, or an Idempotency-Key's, which a
-     * refusal rolls back).
+     * `maxOpen` placed orders whose hold has not ended.
      */
-    async place(petId: number, owner: number, maxOpen: number, db: Db = pool): Promise<Order> {
-      return inTransaction(db, async (client) => {
-        const now = new Date(opts.clock());
-        await client.query(LOCK_OWNER, [owner]);
-        // A hold on the pet that has ended holds nothing: expired here (with its events) if no sweep has yet.
-        await releaseLapsedHold(client, events, petId, now);
-        const { rows } = await client.query<Order>(PLACE, [petId, owner, maxOpen, opts.holdSeconds, now]);
-        if (rows[0]) {
-          await recordChange(client, 'order.placed', rows[0], owner);
-          return rows[0];
-        }
-        const status = (await client.query<{ status: PetStatus }>(PET_STATUS, [petId])).rows[0]?.status;
-        if (status === undefined) throw errors.pet_not_found(`Pet ${petId} not found.`);
-        if (status !== 'available') throw errors.pet_not_available(`Pet ${petId} is ${status}, not available.`);
-        throw errors.too_many_open_orders(`The account already holds ${maxOpen} placed orders, its plan's most; complete or cancel one first.`);
-      });
-    },
-
-    /** Expires the pet's placed order whose hold has ended, in `client`'s transaction (for a change to the pet: pets/repository.ts). */
-    releaseLapsedHold: (client: pg.PoolClient, petId: number) => releaseLapsedHold(client, events, petId, new Date(opts.clock())),
+    place: (petId: number, owner: number, maxOpen: number, key: IdempotencyKey | null) =>
+      write({ petId, maxOpen }, 'SELECT place_order($1, $2, $3, $4, $5, $6) AS r', [petId, owner, maxOpen, opts.holdSeconds, new Date(opts.clock()), key]),
 
     /** placed -> completed, the pet pending -> sold, before the order's expiresAt. */
-    complete: (id: number, owner: number) => transition(COMPLETE, 'completed', id, owner),
+    complete: (id: number, owner: number) => transition('completed', id, owner),
     /** placed -> cancelled, the pet pending -> available, before the order's expiresAt. */
-    cancel: (id: number, owner: number) => transition(CANCEL, 'cancelled', id, owner),
+    cancel: (id: number, owner: number) => transition('cancelled', id, owner),
 
     async get(id: number, owner: number): Promise<Order | undefined> {
       return (await pool.query<Order>(GET, [id, owner, new Date(opts.clock())])).rows[0];

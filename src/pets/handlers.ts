@@ -24,7 +24,7 @@ export function petHandlers({ pets, urls }: { pets: PetsRepository; urls: Resour
     },
 
     async createPet(request, reply) {
-      const pet = await idempotent(request, reply, 'createPet', 201, (db) => pets.create(request.body, request.apiKey!.accountId, db));
+      const { body: pet } = await idempotent(request, reply, 'createPet', 201, (key) => pets.create(request.body, request.apiKey!.accountId, key));
       reply.header('location', urls.item(pet.id));
       reply.header('etag', strongEtag(FIRST_VERSION));
       return pet;
@@ -43,16 +43,15 @@ export function petHandlers({ pets, urls }: { pets: PetsRepository; urls: Resour
     async updatePet(request, reply) {
       const { petId } = request.params;
       const ifMatch = request.headers['if-match'];
-      return idempotent(request, reply, 'updatePet', 200, async (db) => {
-        const { pet, version } = await pets.update(petId, request.body, request.apiKey!.accountId, ifMatch, db);
-        reply.header('etag', strongEtag(version));
-        return pet;
-      });
+      const { body: pet, version } = await idempotent(request, reply, 'updatePet', 200, (key) => pets.update(petId, request.body, request.apiKey!.accountId, ifMatch, key));
+      // A replay's ETag is the saved one (idempotent sets it).
+      if (version !== undefined) reply.header('etag', strongEtag(version));
+      return pet;
     },
 
     async deletePet(request, reply) {
       const { petId } = request.params;
-      await idempotent(request, reply, 'deletePet', 204, (db) => pets.delete(petId, request.apiKey!.accountId, request.headers['if-match'], db));
+      await idempotent(request, reply, 'deletePet', 204, (key) => pets.delete(petId, request.apiKey!.accountId, request.headers['if-match'], key));
     },
   } satisfies HandlersFor<'listPets' | 'createPet' | 'getPet' | 'updatePet' | 'deletePet'>;
 }

@@ -1,12 +1,11 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { inTransaction } from '../db/transaction.js';
+import { callWrite, type Refusal } from '../db/refusal.js';
 import { errors } from '../errors/apiError.js';
-import type { EventRecorder, WrittenEvent } from '../events/repository.js';
-import { ifMatchHolds, strongEtag } from '../http/conditional.js';
-import type { Db } from '../idempotency/idempotent.js';
+import { ifMatchTags } from '../http/conditional.js';
+import { keyInUse, type IdempotencyKey, type WriteResult, type Written } from '../idempotency/idempotent.js';
 import type { Clock } from '../clock.js';
-import { CREATE_WITH_EVENT, DELETE, GET, HOLDING_ORDER, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS, LOCK, UPDATE } from './sql.js';
+import { GET, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS } from './sql.js';
 import { pageOf } from '../pagination/keysetPage.js';
 
 export type Pet = components['schemas']['Pet'];
@@ -25,37 +24,39 @@ export const FIRST_VERSION = 1;
 
 // A literal of the Pet's fields rather than a rest copy: on getPet's path, and a fixed shape is cheaper to build and serialize.
 const versioned = ({ id, name, categoryId, status, version }: Pet & { version: number }): VersionedPet => ({ pet: { id, name, categoryId, status }, version });
-/** Whether every field of a merge patch already has its value in the pet. */
-const changesNothing = (pet: Pet, patch: PetPatch) =>
-  (patch.name === undefined || patch.name === pet.name) && (patch.categoryId === undefined || patch.categoryId === pet.categoryId) && (patch.status === undefined || patch.status === pet.status);
 export const petNotFound = (id: number) => errors.pet_not_found(`Pet ${id} not found.`);
 
+/** The answer to a pet write's refusal (migration 018), for pet `id`. */
+function refused(id: number | undefined, { code, detail }: Refusal): Error {
+  switch (code) {
+    case 'pet_not_found':
+      return petNotFound(id!);
+    case 'forbidden':
+      return errors.forbidden(detail.createdBy === null ? `Pet ${id} was added before accounts existed; no account may change it.` : `Pet ${id} was created by another account; only its creator may change it.`);
+    case 'precondition_failed':
+      return errors.precondition_failed(`Pet ${id} has changed since the ETag in If-Match.`);
+    case 'pet_status_held_by_order':
+      return errors.pet_status_held_by_order(`The status of pet ${id} is held by order ${detail.orderId} (${detail.status}); it changes with that order.`);
+    case 'pet_has_open_order':
+      return errors.pet_has_open_order(`Pet ${id} has a placed order (${detail.orderId}); complete or cancel it first.`);
+    case 'idempotency_key_in_use':
+      return keyInUse();
+    default:
+      return new Error(`unexpected refusal ${code}`);
+  }
+}
+
 /**
- * All SQL about pets; every change writes its event (`events`) in its own transaction. `clock`: the
- * time a hold is checked against (orders/sql.ts); `releaseLapsedHold`: the orders' own expiry of a
- * pet's hold that has ended, run before a change reads the pet (api/plugin.ts hands it over, so pets
- * imports nothing of orders).
+ * All SQL about pets. Each write is one call of its function (migration 018), its own transaction:
+ * the checks, the change, its event with its delivery intents, an ended hold on the pet released
+ * first, and with an Idempotency-Key the claim and the saved response. `clock`: the time a hold is
+ * checked against (orders/sql.ts); `eventsQueued`: told after a write that queued deliveries.
  */
-export function petsRepository(
-  pool: pg.Pool,
-  events: EventRecorder,
-  opts: { clock: Clock; releaseLapsedHold: (client: pg.PoolClient, petId: number) => Promise<unknown> },
-) {
-  /**
-   * Locks a live pet for a change by `accountId` and checks, in this order, that it exists (404),
-   * that the account created it (403) and that `If-Match` holds (412); its fields and version.
-   */
-  async function lockForChange(db: pg.PoolClient, id: number, accountId: number, ifMatch: string | undefined) {
-    // First, as the sweep does it: the order's row, then the pet's. The version it bumps is the one
-    // getPet showed for the ended hold; a refusal below rolls it back with the rest.
-    await opts.releaseLapsedHold(db, id);
-    const pet = (await db.query<Pet & { version: number; createdBy: number | null }>(LOCK, [id])).rows[0];
-    if (!pet) throw petNotFound(id);
-    if (pet.createdBy !== accountId) {
-      throw errors.forbidden(pet.createdBy === null ? `Pet ${id} was added before accounts existed; no account may change it.` : `Pet ${id} was created by another account; only its creator may change it.`);
-    }
-    if (!ifMatchHolds(ifMatch, strongEtag(pet.version))) throw errors.precondition_failed(`Pet ${id} has changed since the ETag in If-Match.`);
-    return pet;
+export function petsRepository(pool: pg.Pool, opts: { clock: Clock; eventsQueued: () => void }) {
+  async function write<T>(id: number | undefined, sql: string, params: unknown[]): Promise<WriteResult<T>> {
+    const result = await callWrite<WriteResult<T>>(pool, sql, params, (refusal) => refused(id, refusal));
+    if ((result as Written<T>).queued > 0) opts.eventsQueued();
+    return result;
   }
 
   return {
@@ -74,15 +75,9 @@ export function petsRepository(
       return pageOf(rows, page.limit);
     },
 
-    /** By `accountId`, in the pool or in the transaction of its Idempotency-Key; `status` is always there (validation applies openapi.yaml's default). */
-    async create(pet: NewPet, accountId: number, db: Db = pool): Promise<Pet> {
-      return inTransaction(db, async (client) => {
-        const { rows } = await client.query<Pet & WrittenEvent>(CREATE_WITH_EVENT, [pet.name, pet.categoryId, pet.status, accountId]);
-        const { eventId, endpoints, ...created } = rows[0]!;
-        await events.enqueue(client, { eventId, endpoints });
-        return created;
-      });
-    },
+    /** By `accountId`; `status` is always there (validation applies openapi.yaml's default). */
+    create: (pet: NewPet, accountId: number, key: IdempotencyKey | null) =>
+      write<Pet>(undefined, 'SELECT create_pet($1, $2, $3, $4, $5) AS r', [pet.name, pet.categoryId, pet.status, accountId, key]),
 
     async get(id: number): Promise<VersionedPet | undefined> {
       const row = (await pool.query<Pet & { version: number }>(GET, [id, new Date(opts.clock())])).rows[0];
@@ -90,37 +85,18 @@ export function petsRepository(
     },
 
     /**
-     * Applies a merge patch for `accountId`. A status other than the current one is refused while
-     * an order holds it (a placed one, or a completed one). The lock on the pet's row orders this
-     * against placeOrder: whichever comes second sees what the first did.
+     * Applies a merge patch for `accountId`, if `ifMatch` holds. A patch that changes nothing writes
+     * nothing. A status other than the current one is refused while an order holds it; the lock on
+     * the pet's row orders this against placeOrder: whichever comes second sees what the first did.
      */
-    async update(id: number, patch: PetPatch, accountId: number, ifMatch: string | undefined, db: Db = pool): Promise<VersionedPet> {
-      return inTransaction(db, async (client) => {
-        const current = await lockForChange(client, id, accountId, ifMatch);
-        // Compared under the lock: a patch that changes nothing (`{}`, or the values the pet has)
-        // writes nothing, so no new version, no pet.updated and no webhook for it.
-        if (changesNothing(current, patch)) return versioned(current);
-        if (patch.status !== undefined && patch.status !== current.status) {
-          const order = (await client.query<{ id: number; status: string }>(HOLDING_ORDER, [id])).rows[0];
-          if (order) throw errors.pet_status_held_by_order(`The status of pet ${id} is held by order ${order.id} (${order.status}); it changes with that order.`);
-        }
-        const { rows } = await client.query<Pet & { version: number }>(UPDATE, [id, patch.name ?? null, patch.categoryId ?? null, patch.status ?? null]);
-        const updated = versioned(rows[0]!);
-        await events.record(client, 'pet.updated', updated.pet, [accountId]);
-        return updated;
-      });
-    },
+    update: (id: number, patch: PetPatch, accountId: number, ifMatch: string | undefined, key: IdempotencyKey | null) =>
+      write<Pet>(id, 'SELECT update_pet($1, $2, $3, $4, $5, $6, $7, $8) AS r', [
+        id, patch.name ?? null, patch.categoryId ?? null, patch.status ?? null, accountId, ifMatchTags(ifMatch), new Date(opts.clock()), key,
+      ]),
 
     /** Removes a pet of `accountId` that has no placed order; its row stays for its orders. */
-    async delete(id: number, accountId: number, ifMatch: string | undefined, db: Db = pool): Promise<void> {
-      await inTransaction(db, async (client) => {
-        await lockForChange(client, id, accountId, ifMatch);
-        const order = (await client.query<{ id: number; status: string }>(HOLDING_ORDER, [id])).rows[0];
-        if (order?.status === 'placed') throw errors.pet_has_open_order(`Pet ${id} has a placed order (${order.id}); complete or cancel it first.`);
-        const { rows } = await client.query<Pet>(DELETE, [id]);
-        await events.record(client, 'pet.deleted', rows[0]!, [accountId]);
-      });
-    },
+    delete: (id: number, accountId: number, ifMatch: string | undefined, key: IdempotencyKey | null) =>
+      write<null>(id, 'SELECT delete_pet($1, $2, $3, $4, $5) AS r', [id, accountId, ifMatchTags(ifMatch), new Date(opts.clock()), key]),
   };
 }
 

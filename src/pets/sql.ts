@@ -1,11 +1,16 @@
-import { eventFrom } from '../events/sql.js';
-
 /**
- * Every statement about pets, as text only: the repository runs them, and the benchmark's
- * ceiling (bench/baselineServer.ts) runs the very same ones through a plain pg.Pool.
- * A removed pet (deleted_at set) keeps its row for its orders and is in no answer.
+ * Every read of pets, as text only: the repository runs them, and the benchmark's ceiling
+ * (bench/baselineServer.ts) runs the very same ones through a plain pg.Pool. The writes are
+ * functions of migration 018, which both call. A removed pet (deleted_at set) keeps its row for
+ * its orders and is in no answer.
+ *
+ * A create takes no lock shared with other creates (issue 35: nothing on a write path serializes
+ * all accounts), so creates commit in any order: a pet's id is drawn before its commit, and a
+ * slower create can commit a lower id after a higher one was listed. listPets is a browse in id
+ * order that may therefore miss a pet whose create was in flight when a page past its id was
+ * read (openapi.yaml says so); a reader that must see every create follows listEvents'
+ * `pet.created`, which is commit-ordered (pagination/commitOrder.ts).
  */
-const COLUMNS = 'id, name, category_id AS "categoryId", status';
 
 /**
  * Whether the pet is pending only by a placed order whose hold ended at `now` (a parameter, the
@@ -43,29 +48,3 @@ export const LIST_BY_CATEGORY_AND_STATUS = pageByStatus(' AND category_id = $3',
  * after it, and an If-Match with it holds (a change expires the hold first: repository.ts).
  */
 export const GET = `SELECT ${shown('$2')}, version + (${lapsed('$2')})::int AS version FROM pets WHERE id = $1 AND deleted_at IS NULL`;
-
-/** A live pet locked for a change, with what decides whether the change may happen and whether a patch changes it. */
-export const LOCK = `SELECT ${COLUMNS}, version, created_by AS "createdBy" FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
-
-/** The order that holds a pet's status: a placed one, else a completed one (run after the orders' release of an ended hold: repository.ts). */
-export const HOLDING_ORDER = `SELECT id, status FROM orders WHERE pet_id = $1 AND status IN ('placed', 'completed') ORDER BY status = 'placed' DESC LIMIT 1`;
-
-/** A merge patch: each of $2 name, $3 category, $4 status when given (the version follows by trigger). */
-export const UPDATE = `UPDATE pets SET name = coalesce($2, name), category_id = coalesce($3, category_id), status = coalesce($4, status)
-  WHERE id = $1 RETURNING ${COLUMNS}, version`;
-
-/** Removes a pet, answering it as it stood (its event's object). */
-export const DELETE = `UPDATE pets SET deleted_at = now() WHERE id = $1 RETURNING ${COLUMNS}`;
-
-/**
- * A create takes no lock shared with other creates (issue 35: nothing on a write path serializes
- * all accounts), so creates commit in any order: a pet's id is drawn before its commit, and a
- * slower create can commit a lower id after a higher one was listed. listPets is a browse in id
- * order that may therefore miss a pet whose create was in flight when a page past its id was
- * read (openapi.yaml says so); a reader that must see every create follows listEvents'
- * `pet.created`, which is commit-ordered (pagination/commitOrder.ts).
- */
-export const INSERT = `INSERT INTO pets (name, category_id, status, created_by) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`;
-
-/** createPet with its event ($4 the creator reads it), in one statement. */
-export const CREATE_WITH_EVENT = `WITH pet AS (${INSERT}), ${eventFrom('pet', { type: "'pet.created'::text", object: 'to_jsonb(pet)', recipients: 'ARRAY[$4]::bigint[]' })}`;

@@ -12,7 +12,7 @@ import { secretBox, type SecretBox } from './secrets.js';
 declare module 'fastify' {
   interface FastifyInstance {
     /** Webhooks (docs/WEBHOOKS.md): the box that seals endpoint secrets. */
-    webhooks: { secrets: SecretBox };
+    webhooks: { secrets: SecretBox; outboxWritten: () => void };
   }
 }
 
@@ -40,7 +40,7 @@ export default fp(
     await createDeliveryQueue(boss, webhooks.timeoutMs);
     const secrets = secretBox(webhooks.secretKey);
     if (!webhooks.secretKey) app.log.warn('WEBHOOK_SECRET_KEY is unset: webhook endpoint secrets are stored unencrypted (set it in production; docs/CONFIGURATION.md).');
-    app.decorate('webhooks', { secrets });
+    app.decorate('webhooks', { secrets, outboxWritten: () => {} });
 
     const deliveries = new Counter({
       name: 'animal_store_webhook_deliveries_total',

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/accounts/repository.js';
-import { LOCK_OWNER } from '../../src/orders/sql.js';
 import { expectStatusesAgree } from '../helpers/orders.js';
 import { createPet, placeOrder } from '../helpers/pets.js';
 import { waitFor } from '../helpers/poll.js';
@@ -26,7 +25,8 @@ async function holdPlacementLock(accountId: number) {
   const client = new pg.Client({ connectionString: server.db.env.DATABASE_URL });
   await client.connect();
   await client.query('BEGIN');
-  await client.query(LOCK_OWNER, [accountId]);
+  // The lock place_order (migration 018) takes first.
+  await client.query('SELECT FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
   return {
     async release() {
       await client.query('COMMIT');

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsRepository } from '../../src/events/repository.js';
 import { serviceSchedules } from '../../src/app.js';
 import { expireDueOrders } from '../../src/orders/expiry.js';
 import { manualClock, type ManualClock } from '../helpers/clock.js';
@@ -34,7 +33,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const sweep = (at: number) => expireDueOrders(server.app.database.pool, eventsRepository(server.app.database.pool, server.app.jobs.boss), new Date(at));
+const sweep = (at: number) => expireDueOrders(server.app.database.pool, new Date(at));
 
 /** A pet of the shelter's, ordered by `key` (the adopter's by default): the order as placeOrder answered. */
 async function ordered(key = adopter.key) {
@@ -135,7 +134,7 @@ describe('order holds', () => {
     clock.set(Date.now());
     const placed = await ordered();
     const pool = server.app.database.pool;
-    const expiry = serviceSchedules(pool, eventsRepository(pool, server.app.jobs.boss)).find((s) => s.queue === 'order-expiry')!;
+    const expiry = serviceSchedules(pool, () => {}).find((s) => s.queue === 'order-expiry')!;
     expect(await expiry.run(new Date(placed.expires))).toBe(1);
     expect((await order(placed.id)).body.status).toBe('expired');
   });

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsRepository } from '../../src/events/repository.js';
 import { expireDueOrders } from '../../src/orders/expiry.js';
 import { manualClock, type ManualClock } from '../helpers/clock.js';
 import { expectStatusesAgree } from '../helpers/orders.js';
@@ -27,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const pool = () => server.app.database.pool;
-const sweep = (at: number) => expireDueOrders(pool(), eventsRepository(pool(), server.app.jobs.boss), new Date(at));
+const sweep = (at: number) => expireDueOrders(pool(), new Date(at));
 
 interface PlacedOrder {
   id: number;

@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../src/pagination/cursor.js';
-import { LOCK_OWNER, PLACE } from '../../src/orders/sql.js';
 import { expectStatusesAgree } from '../helpers/orders.js';
 import { nextPath } from '../helpers/pets.js';
 import { waitFor } from '../helpers/poll.js';
@@ -45,14 +44,14 @@ describe('listOrders under concurrent placements by one account', () => {
     const slow = new pg.Client({ connectionString: server.db.env.DATABASE_URL });
     await slow.connect();
     await slow.query('BEGIN');
-    await slow.query(LOCK_OWNER, [accountId]);
-    const lateId = Number((await slow.query<{ id: string }>(PLACE, [pets.at(-1), accountId, 1000, 259_200, new Date()])).rows[0]!.id); // a bigint, as text
+    const placed1 = await slow.query<{ r: { body: { id: number } } }>('SELECT place_order($1, $2, $3, $4, $5, NULL) AS r', [pets.at(-1), accountId, 1000, 259_200, new Date()]);
+    const lateId = placed1.rows[0]!.r.body.id;
 
     const placed = new Set<number>();
     let placing = true;
     const placers = Array.from({ length: PLACERS }, async (_, p) => {
       for (let i = 0; i < EACH; i++) {
-        // Keyed placements are multi-statement transactions: the widest window between drawing an id and committing.
+        // Keyed placements: the claim, the placement and the saved response in one call; the late one's window is the widest.
         const { status, body } = await server.request('/v1/store/orders', {
           key,
           body: { petId: pets[p * EACH + i]! },

@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../src/pagination/cursor.js';
-import { CREATE_WITH_EVENT } from '../../src/pets/sql.js';
 import type { EventBody } from '../helpers/events.js';
 import { nextPath } from '../helpers/pets.js';
 import { startTestServer, type TestServer } from '../helpers/testServer.js';
@@ -84,13 +83,13 @@ describe('following creates while 8 writers create pets', () => {
     const slow = new pg.Client({ connectionString: server.db.env.DATABASE_URL });
     await slow.connect();
     await slow.query('BEGIN');
-    const lateId = Number((await slow.query<{ id: string }>(CREATE_WITH_EVENT, ['Late', 1, 'available', accountId])).rows[0]!.id); // a bigint, as text
+    const lateId = (await slow.query<{ r: { body: { id: number } } }>('SELECT create_pet($1, $2, $3, $4, NULL) AS r', ['Late', 1, 'available', accountId])).rows[0]!.r.body.id;
 
     const created = new Set<number>();
     let writing = true;
     const writers = Array.from({ length: WRITERS }, async (_, w) => {
       for (let i = 0; i < EACH; i++) {
-        // Every other create keyed: a multi-statement transaction, the widest window between drawing an id and committing.
+        // Every other create keyed: the claim, the create and the saved response in one call.
         const headers: Record<string, string> = i % 2 ? { 'idempotency-key': `tail-${w}-${i}` } : {};
         const { status, body } = await server.request('/v1/pets', { key, body: { name: `w${w}-${i}`, categoryId: 1 }, headers });
         expect(status).toBe(201);
