@@ -30,8 +30,3 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     throw err;
   }
 }
-
-/** Runs fn in the transaction `db` already is (an Idempotency-Key's), or in a new one on the pool. */
-export function inTransaction<T>(db: pg.Pool | pg.PoolClient, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return 'release' in db ? fn(db) : withTransaction(db, fn);
-}
