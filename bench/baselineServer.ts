@@ -61,7 +61,7 @@ const MAX_OPEN_ORDERS = Number(process.env.OPEN_ORDERS_ENTERPRISE ?? 1_000_000_0
 const HOLD_SECONDS = Number(process.env.ORDER_HOLD_SECONDS ?? 259_200);
 
 // Every write is the service's database work in one round trip: a function running its statements (ceilingWrites.ts).
-await pool.query(ceilingFunctions(JOB_INSERT));
+await pool.query(ceilingFunctions());
 /** One write: the function's answer, or the status of its refusal (which rolled it back). */
 async function write(reply: FastifyReply, status: number, sql: string, params: unknown[]) {
   try {

@@ -1,8 +1,8 @@
 /**
  * The ceiling's writes in one round trip each (issue 45): PL/pgSQL functions, made by the ceiling in
  * the benchmark's database at start, that EXECUTE the service's own statements (src/pets/sql.ts,
- * src/orders/sql.ts, src/events/sql.ts's event tail, pg-boss's job insert) in the order its
- * repositories run them, with the same checks, events and delivery jobs: the same database work,
+ * src/orders/sql.ts, src/events/sql.ts's event tail, which writes the delivery intents to the outbox) in the order its
+ * repositories run them, with the same checks, events and delivery intents: the same database work,
  * one `SELECT f(…)` (its own transaction) instead of a statement per round trip. Each statement
  * takes its own snapshot, as the service's do in its READ COMMITTED transaction. A refusal raises
  * its status code (`'404'`…), which rolls the whole write back, as the service's error does.
@@ -16,27 +16,14 @@ const RECORD = `WITH given AS (SELECT), ${eventFrom('given', { type: '$1::text',
 
 const lit = (sql: string) => `'${sql.replace(/'/g, "''")}'`;
 
-/** The statements creating the functions; `jobInsert` is pg-boss's job insert for the delivery queue ($1 the jobs as JSON text). */
-export function ceilingFunctions(jobInsert: string): string {
+/** The statements creating the functions. */
+export function ceilingFunctions(): string {
   return `
--- src/events/repository.ts enqueue() → src/webhooks/queue.ts enqueueDeliveries(): one job per endpoint, nothing when none.
-CREATE OR REPLACE FUNCTION bench_enqueue(p_event bigint, p_endpoints bigint[]) RETURNS void LANGUAGE plpgsql AS $f$
-BEGIN
-  IF coalesce(cardinality(p_endpoints), 0) = 0 THEN RETURN; END IF;
-  EXECUTE ${lit(jobInsert)} USING (
-    SELECT json_agg(json_build_object(
-      'data', json_build_object('eventId', p_event, 'endpointId', p_endpoints[i][1], 'accountId', p_endpoints[i][2], 'series', gen_random_uuid(), 'attempt', 1),
-      'priority', CASE WHEN p_endpoints[i][1] <= 2147483647 THEN p_endpoints[i][1] ELSE 0 END,
-      'groupId', p_endpoints[i][1]::text))
-    FROM generate_subscripts(p_endpoints, 1) AS i)::text;
-END $f$;
-
--- src/events/repository.ts record(): the event and its readers, then its delivery jobs.
+-- src/events/repository.ts record(): the event, its readers and its delivery intents (the outbox), one statement.
 CREATE OR REPLACE FUNCTION bench_record(p_type text, p_object jsonb, p_recipients bigint[]) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE r record;
 BEGIN
   EXECUTE ${lit(RECORD)} INTO r USING p_type, p_object, p_recipients;
-  PERFORM bench_enqueue(r."eventId", r.endpoints);
 END $f$;
 
 -- src/orders/expiry.ts releaseLapsedHold(): the pet's placed order whose hold ended, with its events.
@@ -54,8 +41,7 @@ CREATE OR REPLACE FUNCTION bench_create_pet(p_name text, p_category bigint, p_st
 DECLARE r record;
 BEGIN
   EXECUTE ${lit(CREATE_WITH_EVENT)} INTO r USING p_name, p_category, p_status, p_owner;
-  PERFORM bench_enqueue(r."eventId", r.endpoints);
-  RETURN to_jsonb(r) - 'eventId' - 'endpoints';
+  RETURN to_jsonb(r) - 'eventId' - 'queued';
 END $f$;
 
 -- src/pets/repository.ts update() (no If-Match: the benchmark sends none).

@@ -20,6 +20,9 @@ import { methodNotAllowedRoutes } from './methodNotAllowed.js';
 import { operationRoutes } from './routes.js';
 import { makeAjv, registerValidation } from './validation.js';
 
+/** Methods that change nothing: no write, no webhook. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** Registered with `prefix`: the API's base path from openapi.yaml's servers (`app.prefix` here). */
 export interface ApiOptions {
   doc: OpenApiDocument;
@@ -48,6 +51,11 @@ export default async function apiPlugin(app: FastifyInstance, opts: ApiOptions):
     await app.register(responseValidation, { ajv: makeAjv({ useDefaults: false }) as never });
   }
   app.addHook('onRequest', apiGate(app));
+  // A change that succeeded has committed, and may have put delivery intents in the webhook outbox (events/sql.ts):
+  // this instance's dispatcher makes them jobs now (webhooks/outbox.ts; a run that finds none is one cheap read).
+  app.addHook('onResponse', async (request, reply) => {
+    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 300) app.webhooks.outboxWritten();
+  });
 
   // Absolute URLs the API hands out (Location, Link): the public origin, the base path, an operation's path.
   const operations = operationsById(doc);

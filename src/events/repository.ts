@@ -65,34 +65,25 @@ export class RedeliveryRefused extends Error {
   }
 }
 
-/** What a statement built with `eventFrom` answers: the event and its subscribed endpoints, each `[endpoint id, account id]`. */
+/** What a statement built with `eventFrom` answers: the event, and how many delivery intents it put in the outbox. */
 export interface WrittenEvent {
   eventId: number;
-  endpoints: Array<Array<string | number>>;
+  queued: number;
 }
 
 /** Events: written with each change (`record`), read by the accounts they belong to. */
 export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
   return {
     /**
-     * In the change's transaction: the event, its readers, and one delivery job per subscribed
-     * enabled endpoint. One job per endpoint rather than one fan-out job per event: a change
-     * nobody subscribes to queues nothing, and each endpoint's retries and failures are its own,
-     * so a slow or failing endpoint never holds up another's delivery.
+     * In the change's transaction, in one statement: the event, its readers, and one delivery intent
+     * per subscribed enabled endpoint in the outbox (the dispatcher, webhooks/outbox.ts, makes each a
+     * job once this commits). One per endpoint rather than one fan-out per event: a change nobody
+     * subscribes to queues nothing, and each endpoint's retries and failures are its own, so a slow
+     * or failing endpoint never holds up another's delivery. Answers how many intents it queued.
      */
-    async record(client: pg.PoolClient, type: EventType, object: object, recipients: Array<number | null>): Promise<void> {
+    async record(client: pg.PoolClient, type: EventType, object: object, recipients: Array<number | null>): Promise<number> {
       const { rows } = await client.query<WrittenEvent>(RECORD, [type, object, recipients]);
-      await this.enqueue(client, rows[0]!);
-    },
-
-    /** The delivery jobs of an event a statement built with `eventFrom` wrote, in the same transaction. */
-    async enqueue(client: pg.PoolClient, written: WrittenEvent): Promise<void> {
-      const { eventId, endpoints } = written;
-      await enqueueDeliveries(
-        boss,
-        client,
-        endpoints.map(([id, accountId]) => ({ eventId, endpointId: Number(id), accountId: Number(accountId), series: randomUUID(), attempt: 1 })),
-      );
+      return rows[0]!.queued;
     },
 
     /** A page of the account's events; `hasMore` when at least one more follows. */
@@ -135,4 +126,4 @@ export function eventsRepository(pool: pg.Pool, boss: PgBoss) {
 
 export type EventsRepository = ReturnType<typeof eventsRepository>;
 /** What the pet and order repositories need: writing an event in their transaction. */
-export type EventRecorder = Pick<EventsRepository, 'record' | 'enqueue'>;
+export type EventRecorder = Pick<EventsRepository, 'record'>;

@@ -78,8 +78,7 @@ export function petsRepository(
     async create(pet: NewPet, accountId: number, db: Db = pool): Promise<Pet> {
       return inTransaction(db, async (client) => {
         const { rows } = await client.query<Pet & WrittenEvent>(CREATE_WITH_EVENT, [pet.name, pet.categoryId, pet.status, accountId]);
-        const { eventId, endpoints, ...created } = rows[0]!;
-        await events.enqueue(client, { eventId, endpoints });
+        const { eventId, queued, ...created } = rows[0]!;
         return created;
       });
     },
