@@ -26,6 +26,8 @@ export interface FairWorkers {
    * is left to pg-boss's expiry.
    */
   stop(timeoutMs: number): Promise<void>;
+  /** Jobs were just queued (by this instance): looks for due buckets now, not at the next poll, if workers are free. */
+  lookNow(): void;
 }
 
 /** Fetches of one bucket under way at once: one claiming while the next waits for its turn (they take turns on the bucket's lock). */
@@ -147,6 +149,8 @@ export function startFairWorkers<T extends object>(
     return attempts.map(() => undefined);
   });
   let stopping = false;
+  /** lookNow was called: the next look at the buckets is not to wait for pollMs. */
+  let stale = false;
   let woken = false;
   let interrupt = () => {};
   const wake = () => {
@@ -298,7 +302,8 @@ export function startFairWorkers<T extends object>(
         await idle(shares.pollMs);
         continue;
       }
-      if (now() - discoveredAt >= shares.pollMs) {
+      if (stale || now() - discoveredAt >= shares.pollMs) {
+        stale = false;
         try {
           buckets = await hooks.discover();
         } catch (err) {
@@ -335,6 +340,10 @@ export function startFairWorkers<T extends object>(
 
   const loop = takeDueJobs();
   return {
+    lookNow() {
+      stale = true;
+      wake();
+    },
     async stop(timeoutMs) {
       stopping = true;
       wake();

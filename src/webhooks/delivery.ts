@@ -25,19 +25,22 @@ const MAX_PAUSE_SECONDS = 3600;
  * The buckets (endpoints) with due deliveries, for the fair workers (jobs/fairWorkers.ts), in one
  * statement: a loose scan of the queue's priorities (pg-boss's index on name, priority, created_on,
  * start_after: one probe per endpoint with queued jobs, whatever its backlog), those with a job due
- * now, each with its account and its breaker. Reads pg-boss's job table (its documented schema, as the
+ * now (a LATERAL probe per bucket, in the index's order, that stops at the first: as an EXISTS, the
+ * planner may make it a semi-join that reads every queued job, 55 ms a look with 144,000 queued, and
+ * without the order a bitmap of all the bucket's), each with its account and its breaker. Reads pg-boss's job table (its documented schema, as the
  * queue-depth gauge does); an endpoint gone since its jobs were queued is bucket of no account ('').
  */
-const DISCOVER = `WITH RECURSIVE buckets AS (
+export const DISCOVER = `WITH RECURSIVE buckets AS (
     (SELECT priority FROM pgboss.job WHERE name = $1 AND state < 'active' AND NOT blocked ORDER BY priority DESC LIMIT 1)
     UNION ALL
     SELECT (SELECT j.priority FROM pgboss.job j WHERE j.name = $1 AND j.state < 'active' AND NOT j.blocked AND j.priority < b.priority ORDER BY j.priority DESC LIMIT 1)
       FROM buckets b WHERE b.priority IS NOT NULL)
   SELECT b.priority AS bucket, coalesce(w.account_id::text, '') AS account,
          CASE WHEN w.paused_until > now() THEN 'paused' WHEN w.breaker_trips > 0 THEN 'probing' ELSE 'closed' END AS breaker
-    FROM buckets b LEFT JOIN webhook_endpoints w ON w.id = b.priority
-   WHERE b.priority IS NOT NULL
-     AND EXISTS (SELECT 1 FROM pgboss.job j WHERE j.name = $1 AND j.state < 'active' AND NOT j.blocked AND j.priority = b.priority AND j.start_after <= pgboss.job_now())`;
+    FROM buckets b
+    CROSS JOIN LATERAL (SELECT 1 FROM pgboss.job j WHERE j.name = $1 AND j.state < 'active' AND NOT j.blocked AND j.priority = b.priority AND j.start_after <= pgboss.job_now() ORDER BY j.created_on LIMIT 1) due
+    LEFT JOIN webhook_endpoints w ON w.id = b.priority
+   WHERE b.priority IS NOT NULL`;
 
 /**
  * The fair workers' `discover`: each endpoint with due deliveries and how many of them may be in flight

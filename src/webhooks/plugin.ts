@@ -2,17 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config.js';
-import { startFairWorkers } from '../jobs/fairWorkers.js';
+import { startFairWorkers, type FairWorkers } from '../jobs/fairWorkers.js';
 import { fetchBucket, handBack } from '../jobs/queue.js';
 import { deliveryBuckets, webhookDelivery } from './delivery.js';
 import { endpointLimits } from './endpointLimits.js';
+import { startOutboxDispatcher } from './outbox.js';
 import { createDeliveryQueue, DEAD_LETTER_QUEUE, DEAD_LETTER_RETENTION_DAYS, DELIVERY_QUEUE, type DeliveryJob } from './queue.js';
 import { secretBox, type SecretBox } from './secrets.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Webhooks (docs/WEBHOOKS.md): the box that seals endpoint secrets. */
-    webhooks: { secrets: SecretBox; outboxWritten: () => void };
+    /**
+     * Webhooks (docs/WEBHOOKS.md): the box that seals endpoint secrets, and `outboxWritten`, to call once a
+     * write that put delivery intents in the outbox has committed: this instance's dispatcher makes them jobs now.
+     */
+    webhooks: { secrets: SecretBox; outboxWritten(): void };
   }
 }
 
@@ -25,12 +29,15 @@ const DELIVERY_POOL_MAX = 4;
 const FAILURE_POOL_MAX = 2;
 /** Claims (jobs/queue.ts fetchBucket) wait for no delivery's statement: the time a worker waits for its next job. */
 const CLAIM_POOL_MAX = 2;
+/** The outbox's dispatcher runs one transaction at a time. */
+const OUTBOX_POOL_MAX = 1;
 
 /**
  * Webhook delivery in the job queue (jobs/plugin.ts): the delivery queue and its dead-letter queue,
- * their metrics, the box that seals endpoint secrets, and this instance's delivery workers
- * (WEBHOOK_CONCURRENCY at once; 0 runs none here) on a pool of their own, which stop, finishing what
- * they hold, before the queue does.
+ * their metrics, the box that seals endpoint secrets, the outbox's dispatcher (outbox.ts: on every
+ * instance, each write's intents made jobs by the instance that wrote them, or by any within the
+ * backstop) and this instance's delivery workers (WEBHOOK_CONCURRENCY at once; 0 runs none here),
+ * each on a pool of its own, which stop, finishing what they hold, before the queue does.
  */
 export default fp(
   async function webhooksPlugin(app: FastifyInstance, opts: { config: Config }) {
@@ -40,7 +47,27 @@ export default fp(
     await createDeliveryQueue(boss, webhooks.timeoutMs);
     const secrets = secretBox(webhooks.secretKey);
     if (!webhooks.secretKey) app.log.warn('WEBHOOK_SECRET_KEY is unset: webhook endpoint secrets are stored unencrypted (set it in production; docs/CONFIGURATION.md).');
-    app.decorate('webhooks', { secrets, outboxWritten: () => {} });
+    const dispatched = new Counter({
+      name: 'animal_store_webhook_outbox_dispatched_total',
+      help: 'Delivery intents this instance took from the outbox and queued as delivery jobs (docs/WEBHOOKS.md, "From a change to a delivery").',
+      registers: [app.metricsRegistry],
+    });
+    let workers: FairWorkers | undefined;
+    const outboxPool = app.database.openPool('webhook-outbox', OUTBOX_POOL_MAX);
+    const outbox = startOutboxDispatcher(boss, outboxPool, {
+      dispatched(jobs) {
+        dispatched.inc(jobs);
+        workers?.lookNow();
+      },
+      onError: app.jobs.onError,
+    });
+    app.decorate('webhooks', { secrets, outboxWritten: outbox.written });
+    /** The workers' own pools, closed once they have stopped. */
+    const pools = [outboxPool];
+    app.jobs.beforeStop(async (timeoutMs) => {
+      await Promise.all([outbox.stop(), workers?.stop(timeoutMs)]);
+      await Promise.all(pools.map((p) => p.end()));
+    });
 
     const deliveries = new Counter({
       name: 'animal_store_webhook_deliveries_total',
@@ -84,7 +111,7 @@ export default fp(
     // Fair delivery (docs/WEBHOOKS.md): the accounts with due deliveries share this instance's workers max-min by
     // worker-time, an endpoint has at most its limit in flight across the fleet, and a paused one none
     // (test/faults/webhooksFairness.test.ts, webhooksHostile.test.ts).
-    const workers = startFairWorkers<DeliveryJob>(
+    workers = startFairWorkers<DeliveryJob>(
       boss,
       DELIVERY_QUEUE,
       { concurrency: webhooks.concurrency, reserve: webhooks.reserve, perAccount: webhooks.perAccount, pollMs: webhooks.pollSeconds * 1000 },
@@ -102,10 +129,7 @@ export default fp(
         onError: app.jobs.onError,
       },
     );
-    app.jobs.beforeStop(async (timeoutMs) => {
-      await workers.stop(timeoutMs);
-      await Promise.all([own.end(), failures.end(), claims.end()]);
-    });
+    pools.push(own, failures, claims);
   },
   { name: 'webhooks', dependencies: ['database', 'metrics', 'jobs'] },
 );
