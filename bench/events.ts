@@ -62,6 +62,17 @@ export async function measureDeliveries(
     const until = Date.now() + 60_000;
     while (receiver.delaysAbove(backlog.last).length < made && Date.now() < until) await sleep(100);
     const delays = receiver.delaysAbove(backlog.last);
+    // BENCH_STAGES=1: where the fixed-rate run's commit-to-receipt went, from pg-boss's job rows: the event's start to its
+    // job (the outbox's dispatch), the job to its claim (waiting for a worker), the claim to its completion (sending).
+    if (process.env.BENCH_STAGES) {
+      const { rows } = await db.query(`SELECT (extract(epoch FROM j.created_on - e.created_at) * 1000)::int AS queued,
+          (extract(epoch FROM j.started_on - j.created_on) * 1000)::int AS started,
+          (extract(epoch FROM j.completed_on - j.started_on) * 1000)::int AS ran
+        FROM pgboss.job j JOIN events e ON e.id = (j.data->>'eventId')::bigint WHERE j.name = 'webhook-delivery' AND e.id > $1`, [backlog.last]);
+      const col = (k: string) => rows.map((r) => Number(r[k])).sort((a, b) => a - b);
+      const pc = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+      for (const k of ['queued', 'started', 'ran']) process.stderr.write(`STAGE ${k}: n ${rows.length} p50 ${pc(col(k), 0.5)} p90 ${pc(col(k), 0.9)} p99 ${pc(col(k), 0.99)}\n`);
+    }
     const { deliveries, events } = receiver.counts();
     const problems = [
       ...(delays.length < made ? [`${made - delays.length} of the ${made} events at ${opts.rate}/s never arrived`] : []),

@@ -16,8 +16,12 @@ export const OUTBOX_BACKSTOP_MS = 1000;
  */
 const TAKE = `DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM webhook_outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
   RETURNING event_id AS "eventId", endpoint_id AS "endpointId", account_id AS "accountId"`;
-/** Whether a run has anything to do: one cheap read, outside a transaction, for the nudges and polls that find nothing. */
-const ANY = 'SELECT EXISTS (SELECT 1 FROM webhook_outbox) AS any';
+/**
+ * Whether a poll has anything to do: one read, outside a transaction, for the polls that find nothing. By
+ * the primary key's order, an index probe: a scan of the table would read every dead row a busy outbox
+ * leaves until vacuum comes (hundreds of pages after a burst).
+ */
+const ANY = 'SELECT EXISTS (SELECT 1 FROM webhook_outbox ORDER BY id LIMIT 1) AS any';
 
 /**
  * One batch: its intents deleted and their delivery jobs queued (first attempts, a new series each),
@@ -77,8 +81,9 @@ export function startOutboxDispatcher(
       };
     });
 
-  async function run(): Promise<void> {
-    if (!(await pool.query<{ any: boolean }>(ANY)).rows[0]!.any) return;
+  /** A nudged run knows there is work (a write just committed some); a poll looks first. */
+  async function run(asked: boolean): Promise<void> {
+    if (!asked && !(await pool.query<{ any: boolean }>(ANY)).rows[0]!.any) return;
     let total = 0;
     for (;;) {
       const n = await dispatchBatch(boss, pool, batch);
@@ -90,10 +95,11 @@ export function startOutboxDispatcher(
 
   const loop = (async () => {
     while (!stopping) {
+      const asked = nudged;
       nudged = false;
       let failed = false;
       try {
-        await run();
+        await run(asked);
       } catch (err) {
         opts.onError(err as Error);
         failed = true;
