@@ -2,7 +2,7 @@
  * The round-trip proxy (test/helpers/pgProxy.ts) as a process of its own, between one measured
  * server and Postgres (roundTrips.ts starts it). Argument: the upstream `host:port`, then the delay
  * in ms. It prints `{"port","control"}` once listening; control (HTTP): GET /stats →
- * {"roundTrips","connections"}, POST /reset.
+ * {"roundTrips","requestRoundTrips","connections"}, POST /reset.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ const [host = '127.0.0.1', port = '5432'] = upstream.split(':');
 const proxy = await startPgProxy({ host, port: Number(port) }, Number(delayArg));
 
 const control = http.createServer((req, res) => {
-  if (req.url === '/reset' && req.method === 'POST') proxy.stats.roundTrips = 0;
+  if (req.url === '/reset' && req.method === 'POST') proxy.stats.roundTrips = proxy.stats.requestRoundTrips = 0;
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify(proxy.stats));
 });

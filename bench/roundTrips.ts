@@ -1,7 +1,9 @@
 /**
  * Round trips per request (issue 45): each measured server (service, ceiling, baseline build)
  * reaches Postgres through a proxy of its own (pgProxy.ts, built to dist/bench/ by targets.ts),
- * which counts its round trips and holds each back by `--round-trip-delay-ms`.
+ * which counts its round trips and holds each back by `--round-trip-delay-ms`. Counted are those of the
+ * connections a request runs on: not the service's background pools (pg-boss's polling and maintenance,
+ * the webhook workers, the outbox's dispatcher), which every instance runs whatever the requests.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -42,7 +44,8 @@ export async function startProxy(databaseUrl: string, delayMs: number): Promise<
     child.once('exit', (code) => reject(new Error(`the round-trip proxy (dist/bench/pgProxy.js) exited with ${code} before listening`)));
   });
   const { port, control } = JSON.parse(first) as { port: number; control: number };
-  const stats = async (method = 'GET', at = '/stats') => ((await (await fetch(`http://127.0.0.1:${control}${at}`, { method })).json()) as { roundTrips: number }).roundTrips;
+  // The request pool's (and any client's but the service's background pools: test/helpers/pgProxy.ts).
+  const stats = async (method = 'GET', at = '/stats') => ((await (await fetch(`http://127.0.0.1:${control}${at}`, { method })).json()) as { requestRoundTrips: number }).requestRoundTrips;
   const proxied = new URL(databaseUrl);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(port);

@@ -57,6 +57,22 @@ async function tripsOf<T>(write: () => Promise<T>): Promise<{ trips: number; res
 
 const keyOf = (operation: IdempotencyKey['operation'], key: string, status: number): IdempotencyKey => ({ account, operation, key, hash: `hash-${key}`, params: null, status });
 
+describe('the round-trip proxy', () => {
+  it("tells a background pool's round trips (application_name animal-store-…) from a request pool's", async () => {
+    const url = new URL(db.env.DATABASE_URL!);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const background = new pg.Client({ connectionString: url.toString(), application_name: 'animal-store-jobs' });
+    const requests = new pg.Client({ connectionString: url.toString(), application_name: 'animal-store' });
+    await Promise.all([background.connect(), requests.connect()]);
+    const [all, asked] = [proxy.stats.roundTrips, proxy.stats.requestRoundTrips];
+    await background.query('SELECT 1');
+    await background.query('SELECT $1::int', [2]);
+    await requests.query('SELECT $1::int', [3]);
+    expect([proxy.stats.roundTrips - all, proxy.stats.requestRoundTrips - asked]).toEqual([3, 1]);
+    await Promise.all([background.end(), requests.end()]);
+  });
+});
+
 describe('one round trip per write', () => {
   it('createPet, with and without an Idempotency-Key, and its replay: 1 each; each writes its event and delivery intent', async () => {
     const before = queued;
