@@ -4,12 +4,16 @@
  * plain pg.Pool of the same size, and nothing else of the service: no authentication, rate limits,
  * validation, logging, metrics or response schema. Orders are those of the API key whose id is
  * ORDER_OWNER. Its writes (createPet, updatePet, placeOrder) are the service's own function calls,
- * checks, events and delivery intents included, one round trip each: the same database work.
+ * checks, events and delivery intents included, one round trip each: the same database work. The
+ * intents become pg-boss jobs as the service's do, by the service's own outbox dispatcher
+ * (src/webhooks/outbox.ts) in this process, nudged after a write that queued some.
  * Its createPet takes whatever lock the function takes, and no other: GET /statements answers the
  * functions it runs, and the report says whether they lock.
  */
 import Fastify, { type FastifyReply } from 'fastify';
+import { PgBoss } from 'pg-boss';
 import pg from 'pg';
+import { startOutboxDispatcher } from '../src/webhooks/outbox.js';
 import { refusalOf } from '../src/db/refusal.js';
 import { errorStatuses } from '../src/errors/apiError.js';
 import * as orders from '../src/orders/sql.js';
@@ -54,10 +58,18 @@ const MAX_OPEN_ORDERS = Number(process.env.OPEN_ORDERS_ENTERPRISE ?? 1_000_000_0
 // The service's default hold (ORDER_HOLD_SECONDS): the statement is the same whatever it is.
 const HOLD_SECONDS = Number(process.env.ORDER_HOLD_SECONDS ?? 259_200);
 
+// The delivery intents' dispatch, as in the service (its queue exists: the service made it in this database), on pools
+// named as the service's background ones, so the proxy counts their round trips apart from the requests' (roundTrips.ts).
+const boss = new PgBoss({ connectionString: process.env.DATABASE_URL, max: 2, schedule: false, supervise: false, migrate: false, application_name: 'animal-store-jobs' });
+boss.on('error', () => {});
+await boss.start();
+const outbox = startOutboxDispatcher(boss, new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, application_name: 'animal-store-webhook-outbox' }), { onError: () => {} });
+
 /** One write: the function's answer's body, or the status of its refusal (which rolled it back). */
 async function write(reply: FastifyReply, status: number, sql: string, params: unknown[]) {
   try {
-    const { rows } = await pool.query<{ r: { body: unknown } }>(sql, params);
+    const { rows } = await pool.query<{ r: { body: unknown; queued: number } }>(sql, params);
+    if (rows[0]!.r.queued > 0) outbox.written();
     return reply.code(status).send(rows[0]!.r.body);
   } catch (err) {
     const refused = refusalOf(err);
@@ -84,4 +96,4 @@ app.get<{ Querystring: { limit?: string } }>('/store/orders', async (request) =>
 });
 
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
-process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+process.on('SIGTERM', () => void app.close().then(() => outbox.stop()).then(() => boss.stop({ graceful: false, close: true })).then(() => pool.end()).then(() => process.exit(0)));

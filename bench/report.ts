@@ -174,7 +174,7 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   out();
   out('## Targets: events and webhooks');
   out();
-  out('Every server\'s createPet (ceiling, service, baseline build) writes the pet, its `pet.created` event, its reader row and the delivery for the one endpoint subscribed (to every event type: a receiver in the benchmark answering 204); updatePet and placeOrder one for each event the account reads (`pet.updated`; `order.placed`). The ceiling and the service write each delivery as an intent in the outbox, in the write\'s one call (migration 018); the service\'s dispatcher turns intents into pg-boss jobs in batches, in the background, on its CPU; the ceiling leaves them in its outbox. The baseline build queues a pg-boss job in the request\'s transaction.');
+  out('Every server\'s createPet (ceiling, service, baseline build) writes the pet, its `pet.created` event, its reader row and the delivery for the one endpoint subscribed (to every event type: a receiver in the benchmark answering 204); updatePet and placeOrder one for each event the account reads (`pet.updated`; `order.placed`). The ceiling and the service write each delivery as an intent in the outbox, in the write\'s one call (migration 018); both turn intents into pg-boss jobs with the service\'s outbox dispatcher, in batches, in the background, on their own CPU. The baseline build queues a pg-boss job in the request\'s transaction.');
   out();
   out('| measure | value | rounds | target | met |');
   out('|---|---:|---|---|---|');
