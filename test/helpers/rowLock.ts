@@ -13,7 +13,10 @@ export async function holdPetRow(server: TestServer, petId: number) {
   await client.connect();
   await client.query('BEGIN');
   await client.query('SELECT 1 FROM pets WHERE id = $1 FOR UPDATE', [petId]);
+  // This session is in a transaction, where pg_stat_activity is read once and kept: a backend that connected since
+  // (a request on a pool connection opened after the first look) would never be seen. Cleared before each look.
   const blocked = async () =>
+    (await client.query('SELECT pg_stat_clear_snapshot()')) &&
     (
       await client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
