@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { callWrite, type Refusal } from '../db/refusal.js';
 import { errors } from '../errors/apiError.js';
 import type { OperationId } from '../openapi/operationTypes.js';
 import { requestHash } from './requestHash.js';
@@ -74,7 +76,20 @@ export async function idempotent<T>(
 }
 
 /** The answer to the claim's refusal: a request with the same key is still running. */
-export const keyInUse = () => errors.idempotency_key_in_use('A request with this Idempotency-Key is still in progress.');
+const keyInUse = () => errors.idempotency_key_in_use('A request with this Idempotency-Key is still in progress.');
+
+/**
+ * A repository's write runner: runs a write function's call (db/refusal.ts callWrite), answers the
+ * key's claim refusal here and any other with `answer`, and tells `eventsQueued` when the write
+ * (not a replay) queued deliveries.
+ */
+export const writeRunner =
+  (pool: pg.Pool, eventsQueued: () => void) =>
+  async <T>(sql: string, params: unknown[], answer: (refusal: Refusal) => Error): Promise<WriteResult<T>> => {
+    const result = await callWrite<WriteResult<T>>(pool, sql, params, (refusal) => (refusal.code === 'idempotency_key_in_use' ? keyInUse() : answer(refusal)));
+    if (!isReplay(result) && result.queued > 0) eventsQueued();
+    return result;
+  };
 
 /**
  * What differs from the request a reused key was first sent with: the path (its parameters,

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { callWrite, type Refusal } from '../db/refusal.js';
+import type { Refusal } from '../db/refusal.js';
 import { errors } from '../errors/apiError.js';
 import type { Clock } from '../clock.js';
-import { keyInUse, type IdempotencyKey, type WriteResult, type Written } from '../idempotency/idempotent.js';
+import { writeRunner, type IdempotencyKey } from '../idempotency/idempotent.js';
 import { GET, LIST, LIST_BY_STATUS } from './sql.js';
 import { pageOf } from '../pagination/keysetPage.js';
 
@@ -29,8 +29,6 @@ function refused(at: { petId?: number; orderId?: number; target?: string; maxOpe
       return errors.order_expired(`Order ${at.orderId} expired at ${detail.expiresAt}: its hold is over.`);
     case 'invalid_order_transition':
       return errors.invalid_order_transition(`Order ${at.orderId} cannot go from ${detail.status} to ${at.target}: only a placed order can.`);
-    case 'idempotency_key_in_use':
-      return keyInUse();
     default:
       return new Error(`unexpected refusal ${code}`);
   }
@@ -45,11 +43,8 @@ function refused(at: { petId?: number; orderId?: number; target?: string; maxOpe
  * `eventsQueued`: told after a write that queued deliveries.
  */
 export function ordersRepository(pool: pg.Pool, opts: { holdSeconds: number; clock: Clock; eventsQueued: () => void }) {
-  async function write(at: Parameters<typeof refused>[0], sql: string, params: unknown[]): Promise<WriteResult<Order>> {
-    const result = await callWrite<WriteResult<Order>>(pool, sql, params, (refusal) => refused(at, refusal));
-    if ((result as Written<Order>).queued > 0) opts.eventsQueued();
-    return result;
-  }
+  const run = writeRunner(pool, opts.eventsQueued);
+  const write = (at: Parameters<typeof refused>[0], sql: string, params: unknown[]) => run<Order>(sql, params, (refusal) => refused(at, refusal));
 
   async function transition(target: 'completed' | 'cancelled', id: number, owner: number): Promise<Order> {
     const result = await write({ orderId: id, target }, 'SELECT transition_order($1, $2, $3, $4) AS r', [id, owner, new Date(opts.clock()), target]);

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { components } from '../../generated/openapi.js';
-import { callWrite, type Refusal } from '../db/refusal.js';
+import type { Refusal } from '../db/refusal.js';
 import { errors } from '../errors/apiError.js';
 import { ifMatchTags } from '../http/conditional.js';
-import { keyInUse, type IdempotencyKey, type WriteResult, type Written } from '../idempotency/idempotent.js';
+import { writeRunner, type IdempotencyKey } from '../idempotency/idempotent.js';
 import type { Clock } from '../clock.js';
 import { GET, LIST, LIST_BY_CATEGORY, LIST_BY_CATEGORY_AND_STATUS, LIST_BY_STATUS } from './sql.js';
 import { pageOf } from '../pagination/keysetPage.js';
@@ -39,8 +39,6 @@ function refused(id: number | undefined, { code, detail }: Refusal): Error {
       return errors.pet_status_held_by_order(`The status of pet ${id} is held by order ${detail.orderId} (${detail.status}); it changes with that order.`);
     case 'pet_has_open_order':
       return errors.pet_has_open_order(`Pet ${id} has a placed order (${detail.orderId}); complete or cancel it first.`);
-    case 'idempotency_key_in_use':
-      return keyInUse();
     default:
       return new Error(`unexpected refusal ${code}`);
   }
@@ -53,11 +51,8 @@ function refused(id: number | undefined, { code, detail }: Refusal): Error {
  * checked against (orders/sql.ts); `eventsQueued`: told after a write that queued deliveries.
  */
 export function petsRepository(pool: pg.Pool, opts: { clock: Clock; eventsQueued: () => void }) {
-  async function write<T>(id: number | undefined, sql: string, params: unknown[]): Promise<WriteResult<T>> {
-    const result = await callWrite<WriteResult<T>>(pool, sql, params, (refusal) => refused(id, refusal));
-    if ((result as Written<T>).queued > 0) opts.eventsQueued();
-    return result;
-  }
+  const run = writeRunner(pool, opts.eventsQueued);
+  const write = <T>(id: number | undefined, sql: string, params: unknown[]) => run<T>(sql, params, (refusal) => refused(id, refusal));
 
   return {
     /** A keyset page; `hasMore` when at least one more pet follows the last one returned. */
