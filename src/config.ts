@@ -127,7 +127,7 @@ const schema = {
     WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 0, maximum: 200, default: 64 },
     // One look per instance (src/jobs/fairWorkers.ts), not one per worker: 0.1 s is 10 fetches a second when idle.
     WEBHOOK_POLL_SECONDS: { type: 'number', minimum: 0.05, maximum: 60, default: 0.1 },
-    // At most this many of an instance's for one account (unset: all of them), and in flight to one endpoint across every instance (unset: a quarter of WEBHOOK_CONCURRENCY).
+    // At most this many of an instance's for one account (unset: all of them), and in flight to one endpoint across every instance (unset: half of WEBHOOK_CONCURRENCY).
     WEBHOOK_ACCOUNT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 200 },
     WEBHOOK_ENDPOINT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 200 },
     // The circuit breaker: this many timeouts in a row pause an endpoint for the pause, doubled with each timeout after (at most an hour).
@@ -304,8 +304,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 /**
  * The bounds of delivery (docs/WEBHOOKS.md, "Fair delivery"): an account may hold every worker of an
  * instance unless WEBHOOK_ACCOUNT_CONCURRENCY says less (shares among accounts are max-min fair by
- * worker-time, so a cap is not what keeps them fair); an endpoint at most a quarter of WEBHOOK_CONCURRENCY
- * (16 of 64) in flight across the fleet, and never more than its account; at least a sixteenth of the
+ * worker-time, so a cap is not what keeps them fair); an endpoint at most half of WEBHOOK_CONCURRENCY
+ * (32 of 64; docs/WEBHOOKS.md says why half) in flight across the fleet, and never more than its account; at least a sixteenth of the
  * workers (4 of 64) is kept for accounts running none (jobs/fairShare.ts).
  */
 function webhookShares(concurrency: number, account: number | undefined, endpoint: number | undefined) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
-import { enqueueDeliveries } from './queue.js';
+import { bucketOf, enqueueDeliveries } from './queue.js';
 
 /** Intents one transaction turns into jobs: short transactions, one insert of pg-boss's each. */
 export const OUTBOX_BATCH = 500;
@@ -28,7 +28,7 @@ const ANY = 'SELECT EXISTS (SELECT 1 FROM webhook_outbox ORDER BY id LIMIT 1) AS
  * in one transaction on `pool`; how many. An event or endpoint gone meanwhile is the job's to skip
  * (delivery.ts), as for any job queued before it went.
  */
-export async function dispatchBatch(boss: PgBoss, pool: pg.Pool, limit = OUTBOX_BATCH): Promise<number> {
+export async function dispatchBatch(boss: PgBoss, pool: pg.Pool, limit = OUTBOX_BATCH): Promise<{ jobs: number; buckets: Set<number> }> {
   return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ eventId: string; endpointId: string; accountId: string }>(TAKE, [limit]);
     await enqueueDeliveries(
@@ -36,7 +36,7 @@ export async function dispatchBatch(boss: PgBoss, pool: pg.Pool, limit = OUTBOX_
       client,
       rows.map((r) => ({ eventId: Number(r.eventId), endpointId: Number(r.endpointId), accountId: Number(r.accountId), series: randomUUID(), attempt: 1 })),
     );
-    return rows.length;
+    return { jobs: rows.length, buckets: new Set(rows.map((r) => bucketOf(Number(r.endpointId)))) };
   });
 }
 
@@ -58,7 +58,7 @@ export interface OutboxDispatcher {
 export function startOutboxDispatcher(
   boss: PgBoss,
   pool: pg.Pool,
-  opts: { pollMs?: number; batch?: number; dispatched?: (jobs: number) => void; onError: (err: Error) => void },
+  opts: { pollMs?: number; batch?: number; dispatched?: (jobs: number, buckets: ReadonlySet<number>) => void; onError: (err: Error) => void },
 ): OutboxDispatcher {
   const pollMs = opts.pollMs ?? OUTBOX_BACKSTOP_MS;
   const batch = opts.batch ?? OUTBOX_BATCH;
@@ -85,12 +85,14 @@ export function startOutboxDispatcher(
   async function run(asked: boolean): Promise<void> {
     if (!asked && !(await pool.query<{ any: boolean }>(ANY)).rows[0]!.any) return;
     let total = 0;
+    const buckets = new Set<number>();
     for (;;) {
-      const n = await dispatchBatch(boss, pool, batch);
-      total += n;
-      if (n < batch || stopping) break;
+      const { jobs, buckets: of } = await dispatchBatch(boss, pool, batch);
+      total += jobs;
+      for (const b of of) buckets.add(b);
+      if (jobs < batch || stopping) break;
     }
-    if (total > 0) opts.dispatched?.(total);
+    if (total > 0) opts.dispatched?.(total, buckets);
   }
 
   const loop = (async () => {

@@ -55,9 +55,9 @@ export default fp(
     let workers: FairWorkers | undefined;
     const outboxPool = app.database.openPool('webhook-outbox', OUTBOX_POOL_MAX);
     const outbox = startOutboxDispatcher(boss, outboxPool, {
-      dispatched(jobs) {
+      dispatched(jobs, buckets) {
         dispatched.inc(jobs);
-        workers?.lookNow();
+        workers?.lookNow(buckets);
       },
       onError: app.jobs.onError,
     });

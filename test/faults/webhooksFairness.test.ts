@@ -11,7 +11,7 @@ import {
 
 /**
  * Many accounts, one instance's delivery workers (WEBHOOK_CONCURRENCY 64, 4 kept for accounts below their
- * share, 16 in flight per endpoint): for 1, 2, 3 and 10 hostile accounts with 16 endpoints each, in each of
+ * share, 32 in flight per endpoint): for 1, 2, 3 and 10 hostile accounts with 16 endpoints each, in each of
  * four modes, a victim account's 30 deliveries all arrive, once each, with p90 commit-to-receipt within
  * 2 s, beside a control run of the same victim alone. Time is the issue's at a fifth: a 2 s timeout (10 s),
  * receivers that answer 204 after 1.8 s (9 s) or 500 after 1.9 s (9.5 s), and the victim's creates every

@@ -24,7 +24,7 @@ afterAll(() => db?.drop());
 
 // The breaker off in effect (100 timeouts in a row): every scheduled attempt is made, each bounded on its own
 // (the breaker pausing endpoints that keep timing out is webhooksFairness.test.ts's).
-// 32 workers, 8 in flight per endpoint at most (a quarter); an endpoint whose attempts time out or fail falls to one at a time (webhooks/endpointLimits.ts).
+// 32 workers, 16 in flight per endpoint at most (half); an endpoint whose attempts time out or fail falls to one at a time (webhooks/endpointLimits.ts).
 const env = { ...FAULT_WEBHOOK_ENV, WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1', WEBHOOK_BREAKER_TIMEOUTS: '100', WEBHOOK_CONCURRENCY: '32' };
 const start = (extra: Record<string, string> = {}) => startWebhookServer(db.env, { ...env, ...extra });
 const newKey = () => unlimitedKey(db.env);

@@ -232,6 +232,70 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     await stopped;
   });
 
+  it('jobs queued in a bucket known from the last look are fetched at once without another look; a new bucket is looked for', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }]);
+    let looks = 0;
+    const ran: number[] = [];
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 4, reserve: 0, perAccount: 4, pollMs: 10_000 }, {
+      discover: () => (looks++, queue.discover()),
+      run: async (job) => void ran.push(job.data.bucket),
+      handBack: noHandBack,
+      onError: raise,
+    });
+    await vi.advanceTimersByTimeAsync(50);
+    expect([looks, ran]).toEqual([1, [1]]);
+    queue.add({ account: 'a', bucket: 1 });
+    workers.lookNow([1]);
+    await vi.advanceTimersByTimeAsync(50);
+    expect([looks, ran]).toEqual([1, [1, 1]]);
+    queue.add({ account: 'b', bucket: 2 });
+    workers.lookNow([2]);
+    await vi.advanceTimersByTimeAsync(50);
+    expect([looks, ran]).toEqual([2, [1, 1, 2]]);
+    const stopped = workers.stop(10);
+    await vi.advanceTimersByTimeAsync(20);
+    await stopped;
+  });
+
+  it('a bucket whose ended jobs are being settled on their own is not claimed until they are: no fetch finds its group full', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 1);
+    const realComplete = queue.boss.complete.bind(queue.boss);
+    let answer!: () => void;
+    const gate = new Promise<void>((resolve) => (answer = resolve));
+    let completing = 0;
+    (queue.boss as unknown as { complete: typeof realComplete }).complete = (async (name: string, attempts: never) => {
+      completing++;
+      await gate;
+      return realComplete(name, attempts);
+    }) as typeof realComplete;
+    const ran: string[] = [];
+    // Looks every 1 ms, and a job runs 10: by the time the first ends, its bucket has nothing due, so no claim settles it.
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 2, reserve: 0, perAccount: 2, pollMs: 1 }, {
+      discover: queue.discover,
+      run: (job) => (ran.push(job.id), new Promise<void>((resolve) => setTimeout(resolve, 10))),
+      handBack: noHandBack,
+      onError: raise,
+    });
+    // The first job ended with nothing else due: it is settled on its own, and its completion hangs.
+    await vi.advanceTimersByTimeAsync(100);
+    expect([ran, completing, queue.active.size]).toEqual([['0'], 1, 1]);
+    queue.add({ account: 'a', bucket: 1 });
+    workers.lookNow([1]);
+    await vi.advanceTimersByTimeAsync(100);
+    // Its group is full in the queue until the completion lands: no fetch of it meanwhile.
+    expect([ran, queue.fetches.length]).toEqual([['0'], 1]);
+    answer();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(ran).toEqual(['0', '1']);
+    expect(queue.fetches.slice(0, 2).map((f) => f.took)).toEqual([1, 1]);
+    const stopped = workers.stop(10);
+    await vi.advanceTimersByTimeAsync(20);
+    answer();
+    await stopped;
+  });
+
   it('stop hands back the jobs a fetch claims as it stops (no fail, so no retry counted) and waits for the running one', async () => {
     const queue = fakeQueue([{ account: 'a', bucket: 1 }, { account: 'b', bucket: 2 }]);
     let release!: () => void;
