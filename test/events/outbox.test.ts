@@ -55,7 +55,7 @@ describe('webhook outbox: dispatched exactly once', () => {
 
   it('a batch queues one first-attempt job per intent, with the intent\'s event, endpoint and account, and empties the outbox of them', async () => {
     await intents(1000, 3);
-    expect(await dispatchBatch(boss, pool(), 500)).toBe(3);
+    expect(await dispatchBatch(boss, pool(), 500)).toEqual({ jobs: 3, buckets: new Set([7]) });
     expect(await outboxed()).toBe(0);
     const { rows } = await sql.query<{ data: DeliveryJob; priority: number; group_id: string }>(
       `SELECT data, priority, group_id FROM pgboss.job WHERE name = $1 AND (data->>'eventId')::bigint BETWEEN 1000 AND 1002 ORDER BY (data->>'eventId')::bigint`,
@@ -76,9 +76,9 @@ describe('webhook outbox: dispatched exactly once', () => {
     onTestFinished(() => holder.release());
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM webhook_outbox ORDER BY id LIMIT 10 FOR UPDATE');
-    expect(await dispatchBatch(boss, pool(), 500)).toBe(20);
+    expect((await dispatchBatch(boss, pool(), 500)).jobs).toBe(20);
     await holder.query('ROLLBACK');
-    expect(await dispatchBatch(boss, pool(), 500)).toBe(10);
+    expect((await dispatchBatch(boss, pool(), 500)).jobs).toBe(10);
     expect(await jobCounts(2000, 30)).toEqual([[1, 30]]);
     expect(await outboxed()).toBe(0);
   });
@@ -87,7 +87,7 @@ describe('webhook outbox: dispatched exactly once', () => {
     await intents(10_000, 3000);
     const taken = [0, 0];
     const drain = async (i: number, p: pg.Pool) => {
-      for (let n = -1; n !== 0; taken[i]! += n) n = await dispatchBatch(boss, p, 50);
+      for (let n = -1; n !== 0; taken[i]! += n) n = (await dispatchBatch(boss, p, 50)).jobs;
     };
     await Promise.all([drain(0, pool()), drain(0, pool()), drain(1, pool()), drain(1, pool())]);
     expect(taken[0]! + taken[1]!).toBe(3000);
