@@ -130,8 +130,9 @@ export async function waitForDistinct(receiver: CountingReceiver, count: number,
 
 /**
  * Waits (bounded, to tell a hang) until the delivery queue in `databaseUrl` has settled for the
- * endpoints `endpointIds`: no job of theirs waiting, scheduled for a retry or running, in pg-boss's
- * job table (its documented schema, read as src/webhooks/plugin.ts reads it). A job leaves 'active' only
+ * endpoints `endpointIds`: no delivery intent of theirs in the outbox, and no job of theirs waiting,
+ * scheduled for a retry or running, in pg-boss's job table (its documented schema, read as
+ * src/webhooks/plugin.ts reads it). A job leaves 'active' only
  * once its request has been answered or cut off, so whatever those endpoints are to hear they have
  * heard by then: a receiver's counts are final, a late duplicate included. `states`: only jobs in
  * these (['active']: none running, though some may wait, as a paused endpoint's do).
@@ -141,9 +142,11 @@ export async function waitForSettledQueue(databaseUrl: string, endpointIds: numb
   await client.connect();
   try {
     return await waitFor(async () => {
+      // An intent still in the outbox is a delivery waiting to be queued (docs/WEBHOOKS.md, "From a change to a delivery").
       const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pgboss.job
-          WHERE name = $1 AND state::text = ANY($3::text[]) AND (data->>'endpointId')::int = ANY($2::int[])`,
+        `SELECT (SELECT count(*) FROM pgboss.job
+                  WHERE name = $1 AND state::text = ANY($3::text[]) AND (data->>'endpointId')::int = ANY($2::int[]))::int
+              + CASE WHEN 'created' = ANY($3::text[]) THEN (SELECT count(*) FROM webhook_outbox WHERE endpoint_id = ANY($2::bigint[]))::int ELSE 0 END AS n`,
         [DELIVERY_QUEUE, endpointIds, states],
       );
       return rows[0]!.n === 0;
