@@ -311,7 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 function webhookShares(concurrency: number, account: number | undefined, endpoint: number | undefined) {
   const all = Math.max(1, concurrency);
   const perAccount = Math.min(all, account ?? all);
-  return { perAccount, perEndpoint: Math.min(perAccount, endpoint ?? Math.max(1, Math.floor(all / 4))), reserve: Math.floor(all / 16) };
+  return { perAccount, perEndpoint: Math.min(perAccount, endpoint ?? Math.max(1, Math.floor(all / 2))), reserve: Math.floor(all / 16) };
 }
 
 /** Everything the service reads from the environment, validated once at start (see docs/CONFIGURATION.md). */

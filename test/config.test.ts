@@ -51,6 +51,11 @@ describe('configuration', () => {
     expect(loadConfig({ REDIS_PREFIX: 'p'.repeat(64) }).redisPrefix).toBe('p'.repeat(64));
     expect(() => loadConfig({ REDIS_PREFIX: 'p'.repeat(65) })).toThrow('REDIS_PREFIX must be up to 64 letters, digits and : _ . -,');
     expect(loadConfig({ WEBHOOK_RETRY_DELAYS_SECONDS: Array(30).fill('1').join(',') }).webhooks.retryDelaysSeconds).toHaveLength(30);
+    // An endpoint's bound defaults to half of WEBHOOK_CONCURRENCY (docs/WEBHOOKS.md says why), never more than an account's.
+    expect(loadConfig({}).webhooks.perEndpoint).toBe(32);
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: '10' }).webhooks.perEndpoint).toBe(5);
+    expect(loadConfig({ WEBHOOK_ACCOUNT_CONCURRENCY: '8' }).webhooks.perEndpoint).toBe(8);
+    expect(loadConfig({ WEBHOOK_ENDPOINT_CONCURRENCY: '16' }).webhooks.perEndpoint).toBe(16);
     expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_SECONDS: Array(31).fill('1').join(',') })).toThrow('WEBHOOK_RETRY_DELAYS_SECONDS must be comma-separated seconds, at most 30 of them,');
     expect(() => loadConfig({ METRICS_TOKEN: 'x'.repeat(15) })).toThrow('METRICS_TOKEN must be at least 16 characters,');
     expect(loadConfig({ METRICS_TOKEN: 'x'.repeat(16) }).metrics.token).toBe('x'.repeat(16));
