@@ -358,11 +358,10 @@ export function startFairWorkers<T extends object>(
   const loop = takeDueJobs();
   return {
     lookNow(queued) {
+      const named = [...(queued ?? [])];
       const known = new Set(buckets.map((b) => b.bucket));
-      for (const bucket of queued ?? [undefined]) {
-        if (bucket !== undefined && known.has(bucket)) dry.delete(bucket);
-        else stale = true;
-      }
+      if (!queued || named.some((bucket) => !known.has(bucket))) stale = true;
+      for (const bucket of named) dry.delete(bucket);
       wake();
     },
     async stop(timeoutMs) {

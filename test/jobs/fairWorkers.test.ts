@@ -1,7 +1,7 @@
 import type { Job, PgBoss } from 'pg-boss';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { planFetches, type Bucket } from '../../src/jobs/fairShare.js';
-import { startFairWorkers } from '../../src/jobs/fairWorkers.js';
+import { startFairWorkers, type FairWorkers } from '../../src/jobs/fairWorkers.js';
 
 interface Queued { account: string; bucket: number }
 
@@ -9,8 +9,9 @@ interface Queued { account: string; bucket: number }
  * A queue in memory that fetches as pg-boss does with `minPriority` = `maxPriority`: one bucket's jobs,
  * oldest first, at most `batchSize`, and none past `groupConcurrency` running (counted here, as pg-boss
  * counts active jobs in the database). `discover` answers each bucket with jobs, as the delivery queue's does.
+ * `beforeComplete`: runs as each completion begins (an outage throws, a slow database waits).
  */
-function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 100) {
+function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 100, hooks: { beforeComplete?: () => Promise<void> } = {}) {
   let next = 0;
   const toJob = (j: Queued) => ({ id: String(next++), groupId: String(j.bucket), data: j, retryCount: 0 }) as unknown as Job<Queued>;
   const waiting = jobs.map(toJob);
@@ -36,6 +37,7 @@ function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 1
       return taken;
     },
     async complete(_queue: string, attempts: Array<{ id: string }>) {
+      await hooks.beforeComplete?.();
       for (const { id } of attempts) (active.delete(id), settled.push(id));
     },
     async fail(_queue: string, attempt: { id: string }) {
@@ -50,6 +52,13 @@ function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 1
   };
   const add = (j: Queued) => waiting.push(toJob(j));
   return { boss, waiting, active, settled, fetches, discover, add };
+}
+
+/** Stops workers that run on fake timers: their stop waits out a timer of 10 ms. */
+async function stopFaked(workers: FairWorkers) {
+  const stopped = workers.stop(10);
+  await vi.advanceTimersByTimeAsync(20);
+  await stopped;
 }
 
 const noHandBack = async () => {
@@ -193,24 +202,21 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     const victim = started.filter((s) => s.account === 'victim');
     expect(victim).toHaveLength(1);
     expect(victim[0]!.at - addedAt).toBeLessThanOrEqual(100);
-    const stopped = workers.stop(10);
-    await vi.advanceTimersByTimeAsync(20);
-    await stopped;
+    await stopFaked(workers);
   });
 
   it('an ended job whose completion fails (the database unreachable) is completed once it can be, not left active to hold its bucket', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 1);
-    const realComplete = queue.boss.complete.bind(queue.boss);
     let outage = true;
     let refused = 0;
-    (queue.boss as unknown as { complete: typeof realComplete }).complete = (async (name: string, attempts: never) => {
-      if (outage) {
-        refused++;
-        throw new Error('connection refused');
-      }
-      return realComplete(name, attempts);
-    }) as typeof realComplete;
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 1, {
+      async beforeComplete() {
+        if (outage) {
+          refused++;
+          throw new Error('connection refused');
+        }
+      },
+    });
     const errors: string[] = [];
     const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 2, reserve: 0, perAccount: 2, pollMs: 100 }, {
       discover: queue.discover,
@@ -227,9 +233,7 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     expect([queue.settled, queue.active.size]).toEqual([['0'], 0]);
     expect(new Set(errors)).toEqual(new Set(['connection refused']));
     expect(errors.length).toBe(refused);
-    const stopped = workers.stop(10);
-    await vi.advanceTimersByTimeAsync(20);
-    await stopped;
+    await stopFaked(workers);
   });
 
   it('jobs queued in a bucket known from the last look are fetched at once without another look; a new bucket is looked for', async () => {
@@ -253,23 +257,20 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     workers.lookNow([2]);
     await vi.advanceTimersByTimeAsync(50);
     expect([looks, ran]).toEqual([2, [1, 1, 2]]);
-    const stopped = workers.stop(10);
-    await vi.advanceTimersByTimeAsync(20);
-    await stopped;
+    await stopFaked(workers);
   });
 
   it('a bucket whose ended jobs are being settled on their own is not claimed until they are: no fetch finds its group full', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 1);
-    const realComplete = queue.boss.complete.bind(queue.boss);
     let answer!: () => void;
     const gate = new Promise<void>((resolve) => (answer = resolve));
     let completing = 0;
-    (queue.boss as unknown as { complete: typeof realComplete }).complete = (async (name: string, attempts: never) => {
-      completing++;
-      await gate;
-      return realComplete(name, attempts);
-    }) as typeof realComplete;
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 1, {
+      async beforeComplete() {
+        completing++;
+        await gate;
+      },
+    });
     const ran: string[] = [];
     // Looks every 1 ms, and a job runs 10: by the time the first ends, its bucket has nothing due, so no claim settles it.
     const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 2, reserve: 0, perAccount: 2, pollMs: 1 }, {
@@ -290,10 +291,7 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(ran).toEqual(['0', '1']);
     expect(queue.fetches.slice(0, 2).map((f) => f.took)).toEqual([1, 1]);
-    const stopped = workers.stop(10);
-    await vi.advanceTimersByTimeAsync(20);
-    answer();
-    await stopped;
+    await stopFaked(workers);
   });
 
   it('stop hands back the jobs a fetch claims as it stops (no fail, so no retry counted) and waits for the running one', async () => {
