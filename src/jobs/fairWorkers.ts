@@ -159,6 +159,12 @@ export function startFairWorkers<T extends object>(
   const overdue = (bucket: number) => (toSettle.get(bucket)?.[0]?.since ?? Infinity) <= now() - SETTLE_WITHIN_MS;
   /** Buckets a fetch found emptier than planned: not fetched again until the next look, or until one of theirs here ends. */
   const dry = new Set<number>();
+  /**
+   * When each bucket was last named by lookNow (a count of calls): a fetch that began before jobs were queued may
+   * not have seen them, so coming back short it does not make its bucket dry (they would wait for the next look).
+   */
+  let nudges = 0;
+  const nudgedAt = new Map<number, number>();
   const complete = groupCommit<JobAttempt, void>(async (attempts) => {
     await boss.complete(queue, [...attempts]);
     return attempts.map(() => undefined);
@@ -266,6 +272,7 @@ export function startFairWorkers<T extends object>(
     add(asked.buckets, bucket, count);
     askedInAll += count;
     const alone = (fetchesOf.get(bucket) ?? 0) === 0;
+    const begun = nudges;
     add(fetchesOf, bucket, 1);
     const done: Promise<void> = (async () => {
       let jobs: Array<Job<T>> = [];
@@ -292,7 +299,7 @@ export function startFairWorkers<T extends object>(
         askedInAll -= count;
         add(fetchesOf, bucket, -1);
       }
-      if (jobs.length < count) dry.add(bucket);
+      if (jobs.length < count && (nudgedAt.get(bucket) ?? 0) <= begun) dry.add(bucket);
       // Claimed as this instance began to stop: back to the queue as they were, for another instance.
       if (stopping) {
         if (jobs.length > 0) await hooks.handBack(jobs, bucket).catch(hooks.onError);
@@ -329,6 +336,7 @@ export function startFairWorkers<T extends object>(
         }
         discoveredAt = now();
         dry.clear();
+        for (const bucket of nudgedAt.keys()) if (!fetchesOf.has(bucket)) nudgedAt.delete(bucket);
         forgetIdle(buckets);
         continue;
       }
@@ -361,7 +369,11 @@ export function startFairWorkers<T extends object>(
       const named = [...(queued ?? [])];
       const known = new Set(buckets.map((b) => b.bucket));
       if (!queued || named.some((bucket) => !known.has(bucket))) stale = true;
-      for (const bucket of named) dry.delete(bucket);
+      nudges++;
+      for (const bucket of named) {
+        dry.delete(bucket);
+        nudgedAt.set(bucket, nudges);
+      }
       wake();
     },
     async stop(timeoutMs) {

@@ -9,9 +9,14 @@ interface Queued { account: string; bucket: number }
  * A queue in memory that fetches as pg-boss does with `minPriority` = `maxPriority`: one bucket's jobs,
  * oldest first, at most `batchSize`, and none past `groupConcurrency` running (counted here, as pg-boss
  * counts active jobs in the database). `discover` answers each bucket with jobs, as the delivery queue's does.
- * `beforeComplete`: runs as each completion begins (an outage throws, a slow database waits).
+ * `beforeComplete`: runs as each completion begins (an outage throws, a slow database waits); `beforeFetchAnswers`:
+ * once a fetch has taken its jobs, before it answers (a round trip still on its way back).
  */
-function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 100, hooks: { beforeComplete?: () => Promise<void> } = {}) {
+function fakeQueue(
+  jobs: Queued[],
+  limitOf: (bucket: number) => number = () => 100,
+  hooks: { beforeComplete?: () => Promise<void>; beforeFetchAnswers?: () => Promise<void> } = {},
+) {
   let next = 0;
   const toJob = (j: Queued) => ({ id: String(next++), groupId: String(j.bucket), data: j, retryCount: 0 }) as unknown as Job<Queued>;
   const waiting = jobs.map(toJob);
@@ -34,6 +39,7 @@ function fakeQueue(jobs: Queued[], limitOf: (bucket: number) => number = () => 1
         }
       }
       fetches.push({ bucket: opts.minPriority, batchSize: opts.batchSize, took: taken.length });
+      await hooks.beforeFetchAnswers?.();
       return taken;
     },
     async complete(_queue: string, attempts: Array<{ id: string }>) {
@@ -257,6 +263,42 @@ describe('fair workers: one fetch per bucket, by priority', () => {
     workers.lookNow([2]);
     await vi.advanceTimersByTimeAsync(50);
     expect([looks, ran]).toEqual([2, [1, 1, 2]]);
+    await stopFaked(workers);
+  });
+
+  it('jobs queued while a fetch of their bucket is on its way back are fetched when it answers short, not at the next look', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    let answer!: () => void;
+    let gate: Promise<void> | undefined = new Promise<void>((resolve) => (answer = resolve));
+    const queue = fakeQueue([{ account: 'a', bucket: 1 }], () => 100, { beforeFetchAnswers: async () => gate });
+    let looks = 0;
+    const ran: Array<{ id: string; at: number }> = [];
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const workers = startFairWorkers<Queued>(queue.boss, 'q', { concurrency: 4, reserve: 0, perAccount: 4, pollMs: 10_000 }, {
+      discover: () => (looks++, queue.discover()),
+      // The jobs hold their workers: no job ending clears the bucket for another fetch.
+      run: (job) => (ran.push({ id: job.id, at: Date.now() }), held),
+      handBack: noHandBack,
+      onError: raise,
+    });
+    // The first fetch asked for 4 and took the one job due; before it answers, another is queued and named.
+    await vi.advanceTimersByTimeAsync(5);
+    expect(queue.fetches).toEqual([{ bucket: 1, batchSize: 4, took: 1 }]);
+    queue.add({ account: 'a', bucket: 1 });
+    workers.lookNow([1]);
+    const queuedAt = Date.now();
+    gate = undefined;
+    answer();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(looks).toBe(1);
+    expect(ran.map((r) => r.id)).toEqual(['0', '1']);
+    expect(ran[1]!.at - queuedAt).toBeLessThan(50);
+    // Short again, with no nudge since it began: the bucket is left until the next look.
+    const fetched = queue.fetches.length;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(queue.fetches.length).toBe(fetched);
+    finish();
     await stopFaked(workers);
   });
 
