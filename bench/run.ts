@@ -211,7 +211,7 @@ async function main(): Promise<Report> {
     log(`Webhooks: a worker delivers the rounds' events (at most ${settings.drainSeconds} s), then createPet at ${CREATES_PER_SECOND}/s for ${settings.eventSeconds} s…`);
     const worker = await start('worker', 'dist/src/server.js', shipped, '/readyz');
     const arm: Arm = { name: `worker createPet at ${CREATES_PER_SECOND}/s`, url: `${worker.baseUrl}/v1/pets`, pid: worker.pid, ...post({ body: newPet }), headers: { ...json, ...auth } };
-    events = await measureDeliveries(db.env.DATABASE_URL, receiver, arm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
+    events = await measureDeliveries(db.env.DATABASE_URL, receiver, arm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, warmupSeconds: settings.warmupSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
     log(`  ${events.drain.delivered} of ${events.drain.queued} queued events delivered at ${events.drain.perSecond.toFixed(0)}/s; at ${CREATES_PER_SECOND} creates/s commit-to-receipt p50 ${events.p50} ms, p99 ${events.p99} ms${events.invalid ? `  INVALID: ${events.invalid}` : ''}`);
     await worker.stop();
     if (baselineBuild && baselineDb && baselineReceiver) {
@@ -219,7 +219,7 @@ async function main(): Promise<Report> {
       log(`Webhooks, the baseline build's worker: the same…`);
       const baselineWorker = await start('baseline worker', path.join(baselineBuild.root, 'dist/src/server.js'), { ...shipped, ...baselineDb.env }, '/readyz');
       const baselineArm: Arm = { name: `baseline worker createPet at ${CREATES_PER_SECOND}/s`, url: `${baselineWorker.baseUrl}/v1/pets`, pid: baselineWorker.pid, ...post({ body: newPet }), headers: { ...json, authorization: `Bearer ${baselineDb.key}` } };
-      baselineEvents = await measureDeliveries(baselineDb.env.DATABASE_URL, baselineReceiver, baselineArm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
+      baselineEvents = await measureDeliveries(baselineDb.env.DATABASE_URL, baselineReceiver, baselineArm, { rate: CREATES_PER_SECOND, seconds: settings.eventSeconds, warmupSeconds: settings.warmupSeconds, connections: settings.latencyConnections, drainSeconds: settings.drainSeconds });
       log(`  ${baselineEvents.drain.delivered} of ${baselineEvents.drain.queued} queued events delivered at ${baselineEvents.drain.perSecond.toFixed(0)}/s; at ${CREATES_PER_SECOND} creates/s commit-to-receipt p50 ${baselineEvents.p50} ms, p99 ${baselineEvents.p99} ms${baselineEvents.invalid ? `  INVALID: ${baselineEvents.invalid}` : ''}`);
       await baselineWorker.stop();
     }
