@@ -199,7 +199,7 @@ export function renderReport(r: Report): { markdown: string; missed: string[]; i
   out();
   if (e) {
     out(`- **Deliveries per second**: a second instance of the service, its workers on (the measured one runs with \`WEBHOOK_CONCURRENCY=0\`, so that its CPU is its requests'), delivers the ${e.drain.queued} events the rounds queued, for at most ${s.drainSeconds} s: ${e.drain.delivered} delivered in ${fmt(e.drain.seconds, 1)} s, ${fmt(e.drain.perSecond, 0)} per second${e.drain.delivered < e.drain.queued ? ' (the rest were then dropped from the queue)' : ''}.`);
-    out(`- **Commit-to-receipt** (from the event's createdAt, its transaction's start, so any wait of the create's own, for a lock or otherwise, is in it, to its arrival at the receiver) while that instance takes createPet at a fixed ${e.rate}/s (${fmt(e.creates.rps, 0)} achieved, ${e.creates.requests} creates, request p99 ${fmt(e.creates.p99)} ms, ${fmt(e.creates.cpuMicros, 0)} µs of its CPU per create with its delivery): p50 ${fmt(e.p50, 0)} ms, p99 ${fmt(e.p99, 0)} ms.`);
+    out(`- **Commit-to-receipt** (from the event's createdAt, its transaction's start, so any wait of the create's own, for a lock or otherwise, is in it, to its arrival at the receiver) while that instance takes createPet at a fixed ${e.rate}/s, after a warm-up of ${s.warmupSeconds} s at that rate whose events are left out (${fmt(e.creates.rps, 0)} achieved, ${e.creates.requests} creates, request p99 ${fmt(e.creates.p99)} ms, ${fmt(e.creates.cpuMicros, 0)} µs of its CPU per create with its delivery): p50 ${fmt(e.p50, 0)} ms, p99 ${fmt(e.p99, 0)} ms.`);
   }
   out();
   roundTripSection(r, out, missed);
