@@ -25,6 +25,7 @@ const UNIT = [
   'test/events/keptConnections.test.ts',
   'test/http/corsPolicy.test.ts',
   'test/architecture/imports.test.ts',
+  'test/api/compiledOnce.test.ts',
 ];
 /** The service and its commands, each in a process of its own: `npm run test:processes`. */
 const PROCESSES = [

@@ -1,4 +1,4 @@
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
@@ -12,9 +12,35 @@ const OPENAPI_KEYWORDS = ['example', 'x-deprecation', 'x-extensible-enum'];
  */
 const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]{0,19})$/;
 
+/**
+ * Validators compiled once per process, by ajv's options and the schema's JSON: an app built again in the
+ * same process (each test file builds its own) takes them from here instead of compiling every route's
+ * schemas again (about half of a build's 0.6 s). A compiled function depends on nothing but its schema
+ * and options, so apps may share it.
+ */
+const compiled = new Map<string, ValidateFunction>();
+
+class CompilingOnce extends Ajv {
+  constructor(private readonly optionsKey: string, options: ConstructorParameters<typeof Ajv>[0]) {
+    super(options);
+  }
+
+  // One signature for ajv's overloads, whose results differ only in type (JTD, async): typed as each of them, like ajv's own.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override compile(schema: AnySchema, meta?: boolean): any {
+    const key = `${this.optionsKey}\0${JSON.stringify(schema)}`;
+    let validate = compiled.get(key);
+    if (!validate) {
+      validate = super.compile(schema, meta);
+      compiled.set(key, validate);
+    }
+    return validate;
+  }
+}
+
 /** The document's schemas as ajv reads them; `useDefaults` only for requests (responses are checked, never changed). */
 export function makeAjv({ useDefaults = true }: { useDefaults?: boolean } = {}) {
-  const ajv = new Ajv({
+  const ajv = new CompilingOnce(`useDefaults=${useDefaults}`, {
     coerceTypes: false,
     useDefaults,
     removeAdditional: false,
