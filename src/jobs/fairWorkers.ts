@@ -160,8 +160,9 @@ export function startFairWorkers<T extends object>(
   /** Buckets a fetch found emptier than planned: not fetched again until the next look, or until one of theirs here ends. */
   const dry = new Set<number>();
   /**
-   * When each bucket was last named by lookNow (a count of calls): a fetch that began before jobs were queued may
-   * not have seen them, so coming back short it does not make its bucket dry (they would wait for the next look).
+   * When each bucket with a fetch under way was last named by lookNow (a count of calls): a fetch that began before
+   * jobs were queued may not have seen them, so coming back short it does not make its bucket dry (they would wait
+   * for the next look). Kept only while the bucket's fetches are under way: a fetch that begins later sees the jobs.
    */
   let nudges = 0;
   const nudgedAt = new Map<number, number>();
@@ -299,7 +300,9 @@ export function startFairWorkers<T extends object>(
         askedInAll -= count;
         add(fetchesOf, bucket, -1);
       }
-      if (jobs.length < count && (nudgedAt.get(bucket) ?? 0) <= begun) dry.add(bucket);
+      const nudged = (nudgedAt.get(bucket) ?? 0) > begun;
+      if (!fetchesOf.has(bucket)) nudgedAt.delete(bucket);
+      if (jobs.length < count && !nudged) dry.add(bucket);
       // Claimed as this instance began to stop: back to the queue as they were, for another instance.
       if (stopping) {
         if (jobs.length > 0) await hooks.handBack(jobs, bucket).catch(hooks.onError);
@@ -336,7 +339,6 @@ export function startFairWorkers<T extends object>(
         }
         discoveredAt = now();
         dry.clear();
-        for (const bucket of nudgedAt.keys()) if (!fetchesOf.has(bucket)) nudgedAt.delete(bucket);
         forgetIdle(buckets);
         continue;
       }
@@ -372,7 +374,7 @@ export function startFairWorkers<T extends object>(
       nudges++;
       for (const bucket of named) {
         dry.delete(bucket);
-        nudgedAt.set(bucket, nudges);
+        if (fetchesOf.has(bucket)) nudgedAt.set(bucket, nudges);
       }
       wake();
     },
