@@ -96,7 +96,8 @@ export async function measureDeliveries(
       for (const k of ['queued', 'started', 'ran']) process.stderr.write(`STAGE ${k}: n ${rows.length} p50 ${pc(col(k), 0.5)} p90 ${pc(col(k), 0.9)} p99 ${pc(col(k), 0.99)}\n`);
     }
     const { deliveries, events } = receiver.counts();
-    const warmupMissing = warmed.n - backlog.n - receiver.delaysAbove(backlog.last).length + delays.length;
+    const warmupArrived = receiver.delaysAbove(backlog.last).length - delays.length;
+    const warmupMissing = warmed.n - backlog.n - warmupArrived;
     const problems = [
       ...(warmupMissing > 0 ? [`${warmupMissing} of the warm-up's events never arrived`] : []),
       ...(delays.length < made ? [`${made - delays.length} of the ${made} events at ${opts.rate}/s never arrived`] : []),
